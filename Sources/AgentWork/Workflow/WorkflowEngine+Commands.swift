@@ -101,6 +101,12 @@ extension WorkflowEngine {
     }
 
     /// `workflow_cancel`: an unfinished run.
+    /// The answer to a person's change the engine made in memory but the store neither wrote
+    /// nor kept: `done` happened, and a kill before the store writes again makes `undone` so.
+    nonisolated static func notKept(_ done: String, undone: String, advice: String = "") -> CommandError {
+        .unavailable("\(done), but the store cannot write now and had no room left to keep it: if the agent is killed before the store writes again, \(undone). `agent-control status` (store.degraded) says why\(advice)")
+    }
+
     /// Answered once the cancel is committed; refused, as a signal is, while the store could not
     /// keep it (see ``WorkflowStore/keepsChangesNow``).
     package func cancelRun(_ id: String, by caller: CommandCaller, respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
@@ -111,7 +117,7 @@ extension WorkflowEngine {
         }
         afterCommit(id) { kept in
             guard kept else {
-                return respond(.failure(.unavailable("the run \(id) was cancelled, but the store cannot write now and had no room left to keep it: if the agent is killed before the store writes again, the run resumes at the next start. `agent-control status` (store.degraded) says why")))
+                return respond(.failure(Self.notKept("the run \(id) was cancelled", undone: "the run resumes at the next start")))
             }
             respond(.success(WorkflowShowAnswer(run)))
         }
@@ -143,7 +149,7 @@ extension WorkflowEngine {
         case .success(let record):
             afterCommit(request.id) { kept in
                 guard kept else {
-                    return respond(.failure(.unavailable("the run \(request.id) took the decision on \(request.step), but the store cannot write now and had no room left to keep it: if the agent is killed before the store writes again, the step waits for a decision again. `agent-control status` (store.degraded) says why")))
+                    return respond(.failure(Self.notKept("the run \(request.id) took the decision on \(request.step)", undone: "the step waits for a decision again")))
                 }
                 respond(.success(WorkflowStepAnswer(step: record.json)))
             }

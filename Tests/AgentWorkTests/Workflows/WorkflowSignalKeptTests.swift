@@ -45,6 +45,15 @@ import Testing
 
     static let gate = #"{"steps": [{"id": "wait", "wait_signal": {"name": "go"}}, {"id": "after", "set": {"vars": {"went_on": true}}}]}"#
 
+    /// An engine that knows `gate`, with a store whose commits land as the test says.
+    @LoopActor static func engine(on loop: EventLoop) throws -> (WorkflowEngine, OutcomeStore) {
+        let logger = Logger(label: "test")
+        let store = OutcomeStore()
+        let engine = WorkflowEngine(loop: loop, store: store, tasks: TaskCoordinator(loop: loop, store: nil, logger: logger), logger: logger)
+        engine.apply([try #require(WorkflowSettings.parse(name: "gate", source: try JSONValue.parse(Data(gate.utf8))))])
+        return (engine, store)
+    }
+
     /// A run of `gate` waiting at its signal, its commits landed.
     @LoopActor static func waitingRun(_ engine: WorkflowEngine, _ store: OutcomeStore, on loop: EventLoop) throws -> String {
         let run = engine.start(try #require(engine.definitions["gate"]), input: [:], requestedBy: "test")
@@ -73,10 +82,7 @@ import Testing
     @Test func aSignalIsAnsweredTakenOnlyWhenItsChangeIsWrittenOrKept() throws {
         let loop = EventLoop()
         try loop.isolated {
-            let logger = Logger(label: "test")
-            let store = OutcomeStore()
-            let engine = WorkflowEngine(loop: loop, store: store, tasks: TaskCoordinator(loop: loop, store: nil, logger: logger), logger: logger)
-            engine.apply([try #require(WorkflowSettings.parse(name: "gate", source: try JSONValue.parse(Data(Self.gate.utf8))))])
+            let (engine, store) = try Self.engine(on: loop)
 
             // Kept in the journal: taken.
             let kept = try Self.waitingRun(engine, store, on: loop)
@@ -105,10 +111,7 @@ import Testing
     @Test func aCancelIsAnsweredDoneOnlyWhenItsChangeIsWrittenOrKept() throws {
         let loop = EventLoop()
         try loop.isolated {
-            let logger = Logger(label: "test")
-            let store = OutcomeStore()
-            let engine = WorkflowEngine(loop: loop, store: store, tasks: TaskCoordinator(loop: loop, store: nil, logger: logger), logger: logger)
-            engine.apply([try #require(WorkflowSettings.parse(name: "gate", source: try JSONValue.parse(Data(Self.gate.utf8))))])
+            let (engine, store) = try Self.engine(on: loop)
             let caller = CommandCaller(front: "control")
             @LoopActor func cancel(_ id: String, landing outcome: WorkflowCommitOutcome) -> Result<WorkflowShowAnswer, CommandError>? {
                 var answer: Result<WorkflowShowAnswer, CommandError>?
