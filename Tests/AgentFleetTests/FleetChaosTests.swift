@@ -59,6 +59,20 @@ import Testing
         return try await condition()
     }
 
+    /// The test's own read, tried again while the database is silent (as `wait` does) until
+    /// `timeout`: a CI run's read of the counts once found the server, loaded by three agents
+    /// and the other suites, silent for 15 s.
+    static func read<T>(timeout: Double = 120, _ body: () async throws -> T) async throws -> T {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            do {
+                return try await body()
+            } catch let error as FleetStoreError where error.code == "unavailable" && Date() < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
     static func succeeded(_ store: PostgresFleetStore, _ task: String) async throws -> Int {
         try await store.runs.statusCounts(task: task)["succeeded", default: 0]
     }
@@ -110,16 +124,16 @@ import Testing
         try #require(bothHold, "host-a and host-b both held runs at some moment: \(heldAtLoss)")
         kill(a.process.processIdentifier, SIGKILL)
         try namespace.cut()
-        let succeededAtLoss = try await Self.succeeded(store, "work")
+        let succeededAtLoss = try await Self.read { try await Self.succeeded(store, "work") }
         #expect(succeededAtLoss < Self.runs, "the loss came mid-run")
 
         // After the loss host-c works alone: on a CI machine running the other suites beside it,
         // it finished 80-90 runs a second, 9,646 of the 10,000 within 120 s (stop 61's dry run).
         let done = try await Self.wait(timeout: 300) { try await Self.succeeded(store, "work") >= Self.runs }
-        let finalCounts = try await store.runs.statusCounts(task: "work")
+        let finalCounts = try await Self.read { try await store.runs.statusCounts(task: "work") }
         try #require(done, "every run succeeded within 300 s: \(finalCounts)\n\(c.transcript)")
         let elapsed = Date().timeIntervalSince(started)
-        let before = try await store.runs.list(RunFilter(task: "work", limit: Self.runs + 10)).map(\.run)
+        let before = try await Self.read { try await store.runs.list(RunFilter(task: "work", limit: Self.runs + 10)).map(\.run) }
 
         // The link back: the cut agent's results of runs others took over must be refused.
         try namespace.heal()
@@ -131,7 +145,7 @@ import Testing
         }
         #expect(back, "host-b reaches the database again:\n\(b.transcript)")
         try await Task.sleep(for: .seconds(2))
-        let after = try await store.runs.list(RunFilter(task: "work", limit: Self.runs + 10)).map(\.run)
+        let after = try await Self.read { try await store.runs.list(RunFilter(task: "work", limit: Self.runs + 10)).map(\.run) }
 
         #expect(before.count == Self.runs && after.count == Self.runs)
         #expect(after.allSatisfy { $0.status == .succeeded }, "every run succeeded: \(Dictionary(grouping: after, by: \.status).mapValues(\.count))")
@@ -155,7 +169,7 @@ import Testing
         #expect(again <= lostHeld, "re-executions (\(again)) ≤ the runs rescued from the lost agents (\(lostHeld); held a moment before the loss: \(held))")
 
         // The schedule: each planned second once, none missing between the first and the last.
-        let history = try await store.schedules.history(schedule: "every-second", limit: 10_000)
+        let history = try await Self.read { try await store.schedules.history(schedule: "every-second", limit: 10_000) }
         let planned = history.compactMap(\.planned).map { Int($0.rounded()) }
         let doubled = Dictionary(grouping: planned, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
         #expect(doubled.isEmpty, "no fire doubled: \(doubled)")
