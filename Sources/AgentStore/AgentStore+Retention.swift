@@ -38,9 +38,11 @@ extension AgentStore {
                 }) else { return false }
             }
             if let limit = settings.maximumBytes, try !enforceSize(limit, until: until, warned: &sizeWarned) { return false }
+            let keepsRuns = runJournal.isPinned
             let pruned = try database.write { db in
                 let cutoff = settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }
                 _ = try SQLiteScheduleStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
+                if keepsRuns { return 0 }
                 _ = try SQLiteWorkflowStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)
                 return try SQLiteRunStore.prune(endedBefore: cutoff, keeping: settings.maximumRuns, in: db)
             }

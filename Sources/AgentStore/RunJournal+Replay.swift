@@ -26,6 +26,7 @@ extension RunJournal {
         let (mark, skipped, written, changed) = try database.write { db -> (UInt64, Int, Int, Int) in
             var mark = try Self.mark(in: db)
             var written = 0, changed = 0
+            var made: [String: WorkflowRun] = [:]
             func apply(_ seq: UInt64, _ line: Line) throws {
                 guard seq > mark else { return }
                 mark = seq
@@ -33,7 +34,7 @@ extension RunJournal {
                 switch line {
                 case .run(let lineRun, let lineChange): (run, change) = (lineRun, lineChange)
                 case .workflow(let commit):
-                    let newer = try Self.newer(commit, in: db)
+                    let newer = try Self.newer(commit, in: db, made: &made)
                     guard !newer.runs.isEmpty || !newer.steps.isEmpty else { return }
                     try SQLiteWorkflowStore.write([newer], in: db)
                     changed += 1
@@ -111,13 +112,20 @@ extension RunJournal {
 
     /// What the journal at `path` holds of workflow runs past the store's mark that is newer
     /// than the store's, folded (the latest record of each run and of each step): what the next
-    /// start writes, shown beside a stopped agent.
-    package static func unwrittenWorkflows(path: String, reader: DatabaseQueue) throws -> (runs: [String: WorkflowRun], steps: [String: [WorkflowStepRecord]]) {
+    /// start writes, shown beside a stopped agent. `new`: the runs among them the store lacks
+    /// (begun while the disk was full), in the order they began.
+    package static func unwrittenWorkflows(path: String, reader: DatabaseQueue)
+        throws -> (runs: [String: WorkflowRun], steps: [String: [WorkflowStepRecord]], new: [String]) {
         var runs: [String: WorkflowRun] = [:]
         var steps: [String: [WorkflowStepRecord]] = [:]
+        var made: [String: WorkflowRun] = [:]
+        var new: [String] = []
         try readPastMark(path: path, reader: reader) { db, line in
             guard case .workflow(let commit) = line else { return }
-            let newer = try Self.newer(commit, in: db)
+            let newer = try Self.newer(commit, in: db, made: &made)
+            for run in newer.runs where runs[run.id] == nil {
+                if try Int.fetchOne(db, sql: "SELECT 1 FROM workflow_runs WHERE id = ?", arguments: [run.id]) == nil { new.append(run.id) }
+            }
             for run in newer.runs where run.revision > runs[run.id]?.revision ?? 0 { runs[run.id] = run }
             for step in newer.steps {
                 var known = steps[step.runID] ?? []
@@ -125,7 +133,7 @@ extension RunJournal {
                 steps[step.runID] = known
             }
         }
-        return (runs, steps)
+        return (runs, steps, new)
     }
 
     /// Calls `body` with each line of the journal at `path` and of its room past the store's
@@ -152,10 +160,12 @@ extension RunJournal {
 
     /// Whether `run` is further along than `stored`: a later attempt, or the same one further
     /// on (queued, running, waiting to retry, ended). A run that ended is never changed again (a
-    /// rerun is a new run); one the store lacks is not made by a change (retention deleted it,
-    /// or its request was refused): a journaled new run's own line, earlier, makes it first.
+    /// rerun is a new run). One the store lacks was begun while the disk was full (a workflow
+    /// step's run, an event's): its first record was a change too, and makes it. (A line past
+    /// the mark was never written, so its run was never pruned: while the journal is pinned,
+    /// and lines past the mark may have been, retention leaves runs alone.)
     static func isNewer(_ run: TaskRun, than stored: TaskRun?) -> Bool {
-        guard let stored else { return false }
+        guard let stored else { return true }
         func rank(_ run: TaskRun) -> (Int, Int) {
             let phase = run.status.isFinished ? 3 : run.status == .retrying ? 2 : run.status == .running ? 1 : 0
             return (run.attempt, phase)
@@ -166,26 +176,28 @@ extension RunJournal {
     /// What of a journaled workflow change is newer than the store's: the run's record over an
     /// earlier revision of a run the store has and that has not finished (its definition and
     /// input the store's: the line leaves them out), and the step records of such runs that
-    /// the store lacks or holds at an earlier attempt, or not ended at the same one. Lines past
-    /// the mark were never written, so this holds against a line left while the run went on:
-    /// one the store gave up as invalid (``pin()``), or one an open could not write.
-    static func newer(_ commit: WorkflowCommit, in db: Database) throws -> WorkflowCommit {
-        var stored: [String: WorkflowRun?] = [:]
-        func open(_ id: String) throws -> WorkflowRun? {
-            if let known = stored[id] { return known }
-            let run = try String.fetchOne(db, sql: "SELECT data FROM workflow_runs WHERE id = ?", arguments: [id])
-                .flatMap(SQLiteWorkflowStore.decodeRun).flatMap { $0.status.isFinished ? nil : $0 }
-            stored[id] = run
-            return run
-        }
+    /// the store lacks or holds at an earlier attempt, or not ended at the same one. A run the
+    /// store lacks is made from a line that carries its definition (begun while the disk was
+    /// full: ``WorkflowCommit/unstored``). Lines past the mark were never written, so this
+    /// holds against a line left while the run went on: one the store gave up as invalid
+    /// (``pin()``), or one an open could not write.
+    /// `made`: the runs earlier lines made or changed, newest record of each (a reader beside a
+    /// stopped agent writes none of them to `db`).
+    static func newer(_ commit: WorkflowCommit, in db: Database, made: inout [String: WorkflowRun]) throws -> WorkflowCommit {
         var newer = WorkflowCommit()
         for var run in commit.runs {
-            guard let current = try open(run.id), run.revision > current.revision else { continue }
-            run.definition = current.definition
-            run.input = current.input
+            let (current, known) = try Self.current(run.id, in: db, made: made)
+            if let current {
+                guard run.revision > current.revision else { continue }
+                run.definition = current.definition
+                run.input = current.input
+            } else if known || run.definition == .null {
+                continue
+            }
             newer.runs.append(run)
+            made[run.id] = run
         }
-        for step in commit.steps where try open(step.runID) != nil {
+        for step in commit.steps where try Self.current(step.runID, in: db, made: made).run != nil {
             let current = try String.fetchOne(db, sql: "SELECT data FROM workflow_steps WHERE run_id = ? AND step = ? AND generation = ?",
                                               arguments: [step.runID, step.stepID, step.generation])
                 .flatMap { try? JSONValue.parse(Data($0.utf8)) }.flatMap(WorkflowStepRecord.init(stored:))
@@ -193,6 +205,14 @@ extension RunJournal {
             newer.steps.append(step)
         }
         return newer
+    }
+
+    /// Workflow run `id` as the replay sees it: its newest record, nil when it has finished or
+    /// is not known; `known`: whether the store or an earlier line has it in any state.
+    private static func current(_ id: String, in db: Database, made: [String: WorkflowRun]) throws -> (run: WorkflowRun?, known: Bool) {
+        if let run = made[id] { return (run.status.isFinished ? nil : run, true) }
+        guard let data = try String.fetchOne(db, sql: "SELECT data FROM workflow_runs WHERE id = ?", arguments: [id]) else { return (nil, false) }
+        return (SQLiteWorkflowStore.decodeRun(data).flatMap { $0.status.isFinished ? nil : $0 }, true)
     }
 
     /// Whether the store has `run` (in any state).

@@ -172,7 +172,8 @@ package final class RunJournal: Sendable {
     /// on a full disk), as ``appendChange(_:)-(TaskRun)`` does a task run's: lines
     /// `{"seq":N,"change":true,"workflow":{"runs":[…],"steps":[…]}}`.
     /// A run's definition and input, which never change, are left out (the replay takes the
-    /// store's): the room is shared with task runs' ends.
+    /// store's; the room is shared with task runs' ends), but for a run the store has not
+    /// written yet (``WorkflowCommit/unstored``): the replay makes it from its line.
     package func appendChange(_ commit: WorkflowCommit) -> UInt64? {
         appendLine(change: true) { seq in Self.line(seq, commit) }
     }
@@ -180,7 +181,7 @@ package final class RunJournal: Sendable {
     /// The journal's line of a workflow change.
     static func line(_ seq: UInt64, _ commit: WorkflowCommit) -> [UInt8] {
         let runs = commit.runs.map { run -> JSONValue in
-            guard var object = run.storedJSON.objectValue else { return run.storedJSON }
+            guard !commit.unstored.contains(run.id), var object = run.storedJSON.objectValue else { return run.storedJSON }
             object["definition"] = .null
             object["input"] = nil
             return .object(object)
@@ -266,6 +267,11 @@ package final class RunJournal: Sendable {
         logger.warning("store: the run journal \(path) was removed while the agent ran; it is made again, with the \(state.size) bytes it held")
         return true
     }
+
+    /// Whether the store gave up changes as invalid in this life (see ``pin()``): lines past the
+    /// mark may have been written since, so runs are not pruned (the next open would make a
+    /// pruned one again from its line).
+    package var isPinned: Bool { state.withLock(\.pinned) }
 
     /// Whether the store may write a mark (see ``pin()``).
     package var marks: Bool { isEnabled && !state.withLock(\.pinned) }

@@ -133,7 +133,9 @@ package final class SQLiteRunStore: RunStore {
     }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
-        try await Self.offThread { [store] in
+        // While the run journal is pinned, its lines may name runs written since (RunJournal.isPinned).
+        if store.runJournal.isPinned { return 0 }
+        return try await Self.offThread { [store] in
             try store.withWriter { db in try Self.prune(endedBefore: endedBefore, keeping: keeping, in: db) }
         }
     }

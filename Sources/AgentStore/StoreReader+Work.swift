@@ -30,12 +30,19 @@ extension StoreReader {
     }
 
     /// With the records the run journal holds of the runs listed (their changes on a full
-    /// disk), as the next start writes them.
+    /// disk), as the next start writes them, and the runs it holds that the store lacks (begun
+    /// on a full disk; newest, so first).
     package func workflowRuns(_ filter: WorkflowRunFilter) throws -> RunListPage<WorkflowRun> {
         let listed = try SQLiteWorkflowStore.list(filter, reader: database)
-        let journaled = try RunJournal.unwrittenWorkflows(path: RunJournal.path(for: path), reader: database).runs
+        let unwritten = try RunJournal.unwrittenWorkflows(path: RunJournal.path(for: path), reader: database)
+        let journaled = unwritten.runs
         guard !journaled.isEmpty else { return listed }
-        return RunListPage(listed.runs.map { entry in
+        let new = unwritten.new.reversed().compactMap { id -> ListedRun<WorkflowRun>? in
+            guard var run = journaled[id], filter.matches(run) else { return nil }
+            run.definition = .null
+            return ListedRun(run, omitted: ["definition"])
+        }
+        let stored = listed.runs.map { entry in
             guard var newer = journaled[entry.run.id] else { return entry }
             // A list shows no definition or input: the listed record's (the journal has neither).
             newer.definition = entry.run.definition
@@ -43,13 +50,14 @@ extension StoreReader {
             var shown = entry
             shown.run = newer
             return shown
-        }, cut: listed.cut)
+        }
+        return RunListPage(Array((new + stored).prefix(max(filter.limit, 0))), cut: listed.cut)
     }
 
     /// With what the run journal holds of it (its changes on a full disk).
     package func workflowRun(id: String) throws -> (run: WorkflowRun, steps: [WorkflowStepRecord])? {
-        guard var found = try SQLiteWorkflowStore.run(id: id, reader: database) else { return nil }
         let journaled = try RunJournal.unwrittenWorkflows(path: RunJournal.path(for: path), reader: database)
+        guard var found = try SQLiteWorkflowStore.run(id: id, reader: database) ?? journaled.runs[id].map({ ($0, []) }) else { return nil }
         if let run = journaled.runs[id] { found.run = run }
         for step in journaled.steps[id] ?? [] {
             if let index = found.steps.firstIndex(where: { $0.stepID == step.stepID && $0.generation == step.generation }) {

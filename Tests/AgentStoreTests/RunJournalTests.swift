@@ -114,19 +114,45 @@ import Testing
             #"{"seq":\#(mark + seq),"change":true,"run":"# + run.storedJSON.serialized() + "}\n"
         }
         // "behind" ended in the journal; "ahead" and "retried" moved on past their lines.
-        // "gone": a run the store lacks (retention deleted it) is not made by a change.
+        // "begun": a run the store lacks, begun while the disk was full (a workflow step's), is
+        // made by its changes, the latest last.
         let text = change(1, run("behind", .succeeded, attempt: 1)) + change(2, run("ahead", .running, attempt: 2))
-            + change(3, run("retried", .retrying, attempt: 1)) + change(4, run("gone", .running, attempt: 1))
+            + change(3, run("retried", .retrying, attempt: 1)) + change(4, run("begun", .running, attempt: 1))
+            + change(5, run("begun", .succeeded, attempt: 1))
         #expect(FileManager.default.createFile(atPath: RunJournal.path(for: path), contents: Data(text.utf8)))
         let reader = try AgentStore.readOnlyQueue(path: path)
-        #expect(try RunJournal.unwritten(path: RunJournal.path(for: path), reader: reader).map(\.id) == ["behind"])
+        // Beside the stopped agent, as the next open writes them.
+        let unwritten = try RunJournal.unwritten(path: RunJournal.path(for: path), reader: reader)
+        #expect(unwritten.map { "\($0.id) \($0.status.rawValue)" } == ["behind succeeded", "begun succeeded"])
+        #expect(try StoreReader(path: path).run(id: "begun")?.status == .succeeded)
         let store = try Self.store(folder)
         defer { store.close() }
         #expect(try Self.stored("behind", at: path)?.status == .succeeded)
         #expect(try Self.stored("ahead", at: path)?.status == .succeeded, "a finished run was changed")
         let retried = try Self.stored("retried", at: path)
         #expect(retried?.status == .running && retried?.attempt == 2, "a later attempt was undone: \(String(describing: retried))")
-        #expect(try Self.stored("gone", at: path) == nil, "a change made a run the store did not have")
+        let begun = try Self.stored("begun", at: path)
+        #expect(begun?.status == .succeeded && begun?.attempt == 1, "a run begun on a full disk was not made: \(String(describing: begun))")
+    }
+
+    /// Once the store gave up changes as invalid (the journal pinned), lines past the mark may
+    /// name runs written since: a run pruned then would be made again from its line at the
+    /// next open (and run again). Runs are not pruned until then.
+    @Test func runsAreNotPrunedWhileTheJournalIsPinned() async throws {
+        let folder = TestPaths.temporaryDirectory("run-journal-pinned")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let store = try Self.store(folder)
+        defer { store.close() }
+        let runs = try SQLiteRunStore(store: store)
+        var ended = TaskRun(id: "ended", task: "t", requestedBy: .cli)
+        #expect(runs.journalNew(ended))
+        ended.status = .succeeded
+        ended.endedAt = Date().timeIntervalSince1970 - 100
+        runs.record(ended)
+        Self.waitWritten(store)
+        store.runJournal.pin()
+        #expect(try await runs.prune(endedBefore: Date().timeIntervalSince1970, keeping: nil) == 0)
+        #expect(try await runs.run(id: "ended") != nil, "pruned while the journal was pinned")
     }
 
     @Test func anOpenWritesOnlyLinesPastTheMarkOfRunsTheStoreLacksAndSkipsALineCutShort() throws {

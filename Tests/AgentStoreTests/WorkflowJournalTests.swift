@@ -73,6 +73,53 @@ import Testing
         #expect(try RunJournalTests.mark(at: path) == mark + 5)
     }
 
+    /// A run an event started while the disk was full had its first record kept in the
+    /// journal without its definition and input, so the next open could not make it, and the
+    /// run was lost by a kill. Its lines now carry them until the store has written it.
+    @Test func aWorkflowRunBegunOnAFullDiskIsMadeFromItsLines() throws {
+        let folder = TestPaths.temporaryDirectory("workflow-journal-new")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/agent.sqlite"
+        do {
+            let store = try RunJournalTests.store(folder)
+            let workflows = try SQLiteWorkflowStore(store: store)
+            let done = DispatchSemaphore(value: 0)
+            workflows.commit(WorkflowCommit(runs: [Self.run("ended", .succeeded, revision: 1)])) { _ in done.signal() }
+            RunJournalTests.waitWritten(store)
+            #expect(done.wait(timeout: .now() + 120) == .success)
+            store.close()
+        }
+        let mark = try RunJournalTests.mark(at: path)
+        func unstored(_ seq: UInt64, _ run: WorkflowRun, steps: [WorkflowStepRecord] = []) -> String {
+            String(decoding: RunJournal.line(seq, WorkflowCommit(runs: [run], steps: steps, unstored: [run.id])), as: UTF8.self)
+        }
+        // "begun": its first record, then a step's end and its next state. "ended" the store has
+        // finished (a line with a definition does not make it again); "bare" has no definition.
+        let text = unstored(mark + 1, Self.run("begun", .running, revision: 1), steps: [Self.step("begun", "go", attempt: 1, .running)])
+            + Self.change(mark + 2, runs: [Self.run("begun", .running, revision: 2, variables: ["n": 2])], steps: [Self.step("begun", "go", attempt: 1, .succeeded)])
+            + unstored(mark + 3, Self.run("ended", .running, revision: 2))
+            + Self.change(mark + 4, runs: [Self.run("bare", .running, revision: 1)], steps: [Self.step("bare", "go", attempt: 1, .running)])
+        #expect(text.contains("ticket"), "the first record of a run the store lacks carries its input")
+        #expect(FileManager.default.createFile(atPath: RunJournal.path(for: path), contents: Data(text.utf8)))
+
+        // Beside the stopped agent, as the next open writes it.
+        let beside = try StoreReader(path: path)
+        let shown = try #require(try beside.workflowRun(id: "begun"))
+        #expect(shown.run.revision == 2 && shown.run.variables == ["n": 2] && shown.steps.map(\.status) == [.succeeded])
+        #expect(try beside.workflowRuns(WorkflowRunFilter()).runs.map(\.run.id) == ["begun", "ended"])
+        #expect(try beside.workflowRun(id: "bare") == nil)
+
+        let store = try RunJournalTests.store(folder)
+        defer { store.close() }
+        let reader = try AgentStore.readOnlyQueue(path: path)
+        let begun = try #require(try SQLiteWorkflowStore.run(id: "begun", reader: reader), "a run begun on a full disk was not made")
+        #expect(begun.run.status == .running && begun.run.revision == 2 && begun.run.variables == ["n": 2])
+        #expect(begun.run.input == ["ticket": 7] && begun.run.definition == ["steps": []], "its definition and input came from its first line")
+        #expect(begun.steps.map { "\($0.stepID) \($0.status.rawValue)" } == ["go succeeded"])
+        #expect(try SQLiteWorkflowStore.run(id: "ended", reader: reader)?.run.status == .succeeded, "a finished run was made again")
+        #expect(try SQLiteWorkflowStore.run(id: "bare", reader: reader) == nil, "a run was made without its definition")
+    }
+
     @Test func aJournalLineOfAWorkflowChangeIsReadBackWhole() throws {
         var run = Self.run("r", .running, revision: 4)
         let line = Self.change(7, runs: [run], steps: [Self.step("r", "go", attempt: 1, .succeeded)])

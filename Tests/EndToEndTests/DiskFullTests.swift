@@ -184,6 +184,68 @@ import Testing
         #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "ran\n", "the step after the signal ran again")
     }
 
+    /// Runs begun while the disk was full (a workflow an event started, its step's task run)
+    /// had their first records kept in memory and in the journal without what makes them (the
+    /// workflow's definition and input), or not made from their lines: after a `kill -9` the
+    /// next start had neither, and a journaled step named a task run the store lacked.
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
+    func runsBegunOnAFullDiskAreThereAfterAKill() throws {
+        let tmpfs = try TmpfsDisk(size: "16m", name: "begun-kept")
+        defer { tmpfs.unmount() }
+        let (directory, disk) = (tmpfs.directory, tmpfs.path)
+        let ledger = directory + "/ledger"
+        // The signal, taken on the full disk, has "gate" publish the event that starts "after".
+        let settings = """
+        {"enabled_modules": [], "store": {"path": "\(disk)/agent.sqlite"}, "processes": {},
+         "tasks": {"mark": {"type": "command", "command": ["/bin/sh", "-c", "echo ran >> \(ledger)"]}},
+         "workflows": {"gate": {"steps": [{"id": "wait", "wait_signal": {"name": "go"}}, {"id": "tell", "publish": {"type": "disk.go"}}]},
+                       "after": {"on_event": {"type": "disk.go"}, "steps": [{"id": "mark", "task": "mark"}]}}}
+        """
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        let control = { (arguments: [String]) throws -> [String: Any]? in
+            try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", arguments + ["--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
+        }
+        let status = { (id: String) -> String? in ((try? control(["workflow", "show", id]))??["run"] as? [String: Any])?["status"] as? String }
+        var started: String?
+        #expect(WorkflowAgent.wait(timeout: 60) { started = (try? control(["workflow", "run", "gate"]))??["id"] as? String; return started != nil }, "\(agent.transcript)")
+        let gate = try #require(started)
+        #expect(WorkflowAgent.wait(timeout: 60) { status(gate) == "waiting" }, "\(agent.transcript)")
+        let room = disk + "/agent.sqlite-room"
+        #expect(WorkflowAgent.wait(timeout: 60) { ((try? FileManager.default.attributesOfItem(atPath: room))?[.size] as? Int ?? 0) > 0 }, "\(agent.transcript)")
+
+        #expect(tmpfs.fill() > 0)
+        let signalled = try runProgram("agent-control", ["workflow", "signal", gate, "go", "--settings", agent.settingsFile])
+        #expect(signalled.status == 0, "\(signalled.stderr)")
+        // "after", begun on the full disk, runs its step and ends.
+        var after: String?
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            let listed = (try? runProgram("agent-control", ["workflow", "runs", "--workflow", "after", "--json", "--settings", agent.settingsFile]).stdout) ?? ""
+            after = listed.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { $0["status"] as? String == "succeeded" }?["id"] as? String
+            return after != nil
+        }, "\(agent.transcript)")
+        let afterID = try #require(after)
+        #expect(WorkflowAgent.wait(timeout: 60) { Self.workflowEnd(of: afterID, in: disk + "/agent.sqlite") != nil }, "\(agent.transcript)")
+        #expect(agent.stop(signal: SIGKILL) != nil)
+
+        try tmpfs.free()
+        let again = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
+        defer { _ = again.stop() }
+        var shown: [String: Any]?
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            shown = try? control(["workflow", "show", afterID])
+            return (shown?["run"] as? [String: Any])?["status"] as? String == "succeeded"
+        }, "the run begun on the full disk was lost: \(String(describing: shown))\n\(again.transcript)")
+        let step = (shown?["steps"] as? [[String: Any]])?.first
+        #expect(step?["status"] as? String == "succeeded", "\(String(describing: shown))")
+        let taskRun = try #require(step?["task_run"] as? String, "\(String(describing: shown))")
+        var task: [String: Any]?
+        #expect(WorkflowAgent.wait(timeout: 60) { task = try? control(["task", "show", taskRun]); return task?["status"] != nil }, "\(again.transcript)")
+        #expect(task?["status"] as? String == "succeeded", "the step's task run, begun on the full disk: \(String(describing: task))")
+        #expect(WorkflowAgent.wait(timeout: 60) { status(gate) == "succeeded" }, "\(again.transcript)")
+        #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "ran\n", "the step ran again")
+    }
+
     /// A signal was answered "taken" on a full disk when nothing kept it: the room could not
     /// be kept (the agent started with less than its 2 MiB and a MiB more free), and a kill then
     /// lost it. It is refused now, as a new run is, and taken once the store writes again.

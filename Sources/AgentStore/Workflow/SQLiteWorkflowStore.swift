@@ -42,7 +42,9 @@ package final class SQLiteWorkflowStore: WorkflowStore {
     }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
-        try await SQLiteRunStore.offThread { [store] in
+        // While the run journal is pinned, its lines may name runs written since (RunJournal.isPinned).
+        if store.runJournal.isPinned { return 0 }
+        return try await SQLiteRunStore.offThread { [store] in
             try store.withWriter { db in try Self.prune(before: endedBefore, keeping: keeping, in: db) }
         }
     }

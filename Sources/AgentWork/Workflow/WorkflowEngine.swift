@@ -473,6 +473,7 @@ package final class WorkflowEngine {
         if state.runDirty {
             state.run.revision += 1
             change.runs = [state.run]
+            if !state.stored { change.unstored = [state.run.id] }
             state.runDirty = false
         }
         guard !change.runs.isEmpty || !change.steps.isEmpty else { return }

@@ -79,12 +79,18 @@ package struct WorkflowCommit: Sendable {
     /// already acknowledged), or lets it go (the first write of a run a request asked for: the
     /// request is refused instead, so no run appears that nobody was told about).
     package var keepIfUnwritten = true
+    /// The runs among `runs` whose first record the store has not written yet (begun while it
+    /// could not write): a change kept in the run journal carries their definition and input,
+    /// so that the next open can make them.
+    package var unstored: Set<String> = []
 
-    package init(runs: [WorkflowRun] = [], steps: [WorkflowStepRecord] = [], claim: RunClaim? = nil, keepIfUnwritten: Bool = true) {
+    package init(runs: [WorkflowRun] = [], steps: [WorkflowStepRecord] = [], claim: RunClaim? = nil, keepIfUnwritten: Bool = true,
+                 unstored: Set<String> = []) {
         self.runs = runs
         self.steps = steps
         self.claim = claim
         self.keepIfUnwritten = keepIfUnwritten
+        self.unstored = unstored
     }
 }
 
