@@ -95,7 +95,8 @@ struct TaskAssignments: ParsableCommand {
 
 struct TaskComplete: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "complete", abstract: "Complete a run that waits for a person, with its output (checked against the task's output schema).")
+        commandName: "complete", abstract: "Complete a run that waits for a person, with its output (checked against the task's output schema).",
+        discussion: "Refused (unavailable) while the store can neither write the run's end nor keep it in its run journal (a full disk): a kill would have the run wait again.")
 
     @Argument(help: "The run's id.")
     var id: String
@@ -114,7 +115,8 @@ struct TaskComplete: ParsableCommand {
 
 struct TaskFail: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "fail", abstract: "Fail a run that waits for a person, saying why (retried if its task's policy allows).")
+        commandName: "fail", abstract: "Fail a run that waits for a person, saying why (retried if its task's policy allows).",
+        discussion: "Refused (unavailable) while the store can neither write the run's end nor keep it in its run journal (a full disk), as `task complete` is.")
 
     @Argument(help: "The run's id.")
     var id: String

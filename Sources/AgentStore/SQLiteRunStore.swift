@@ -22,6 +22,8 @@ package final class SQLiteRunStore: RunStore {
 
     package var refusedWrites: Int { store.statistics.refusedRunWrites }
 
+    package var keepsChangesNow: Bool { store.keepsChangesNow }
+
     /// In the writer's next transaction, as a schedule's fire writes its runs.
     package func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void) {
         store.commitSchedules(ScheduleCommit(runs: runs), done: done)

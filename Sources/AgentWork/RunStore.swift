@@ -77,6 +77,10 @@ package protocol RunStore: AnyObject, Sendable {
     func journalNew(_ run: TaskRun) -> Bool
     /// Changes ``record(_:)`` refused since the start: written by a holder that lost its claim.
     var refusedWrites: Int { get }
+    /// Whether a change handed to ``record(_:)`` now would be written or kept where a kill
+    /// does not lose it (SQLite's run journal on a full disk): a person's answer or a cancel
+    /// is refused while it would not.
+    var keepsChangesNow: Bool { get }
 }
 
 extension RunStore {
@@ -95,6 +99,10 @@ extension RunStore {
 
     /// By default: no journal.
     package func journalNew(_ run: TaskRun) -> Bool { false }
+
+    /// By default: yes (the fleet's store keeps what waits for its database in memory, as it
+    /// keeps every change: see docs/fleet.md).
+    package var keepsChangesNow: Bool { true }
 }
 
 /// What ``RunStore/claim(_:)`` may take.

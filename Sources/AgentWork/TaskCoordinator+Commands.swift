@@ -99,6 +99,8 @@ extension TaskCoordinator {
             guard !run.status.isFinished, runs[id] != nil else {
                 return respond(.failure(.conflict("run \(id) has already finished (\(run.status.rawValue)); nothing to cancel")))
             }
+            // Its end would be neither written nor kept: a kill would have the run go on.
+            if store?.keepsChangesNow == false { return respond(.failure(Self.storeError("run was not cancelled"))) }
             let wasRunning = active[id] != nil
             let current = cancel(id)
             if wasRunning {

@@ -69,6 +69,10 @@ extension TaskCoordinator {
             }
             outcome = TaskRunOutcome(status: .succeeded, output: output)
         }
+        // Its end would be neither written nor kept: a kill would have the run wait again.
+        if store?.keepsChangesNow == false {
+            return .failure(Self.storeError("run was not \(outcome.status == .succeeded ? "completed" : "failed")"))
+        }
         _ = personRunner?.finish(id, outcome)
         return .success(TaskRunAnswer(runs[id] ?? recent[id] ?? run))
     }

@@ -246,6 +246,67 @@ import Testing
         #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "ran\n", "the step ran again")
     }
 
+    /// A person's answer and a cancel were taken on a full disk when nothing kept the run's
+    /// end (the room could not be kept): a kill then had the run wait for its person again, or
+    /// go on. They are refused, as a signal is, and taken once the store writes again.
+    @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
+    func aPersonsAnswerAndACancelNothingWouldKeepAreRefusedOnAFullDisk() throws {
+        let tmpfs = try TmpfsDisk(size: "8m", name: "person-refused")
+        defer { tmpfs.unmount() }
+        let (directory, disk) = (tmpfs.directory, tmpfs.path)
+        var facts = statvfs()
+        #expect(statvfs(disk, &facts) == 0)
+        let free = Int(facts.f_bavail) * Int(facts.f_frsize)
+        #expect(FileManager.default.createFile(atPath: disk + "/ballast", contents: Data(count: free - (2 << 20))))
+        // A person executor is an HTTP user's.
+        let settings = """
+        {"enabled_modules": [], "store": {"path": "\(disk)/agent.sqlite"},
+         "http": {"listen": "127.0.0.1:0", "tokens": ["${env:AGENT_API_TOKEN}"], "users": {"alice": {"password_hash": "\(try APIAgent.hash("a long password of alice's"))"}}},
+         "processes": {"alice": {"type": "executor", "user": "alice", "max_concurrent": 2, "tasks": {"review": {}}}},
+         "tasks": {"review": {"type": "command", "command": ["/bin/true"], "max_concurrent": 2}}}
+        """
+        let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"],
+                                 environment: ["AGENT_API_TOKEN": "a-token-of-at-least-32-characters-0123456789"], directory: directory)
+        defer { _ = agent.stop() }
+        let control = { (arguments: [String]) throws -> ProgramResult in
+            try runProgram("agent-control", arguments + ["--settings", agent.settingsFile])
+        }
+        let status = { (id: String) -> String? in
+            ((try? JSONSerialization.jsonObject(with: Data(control(["task", "show", id, "--json"]).stdout.utf8))) as? [String: Any])?["status"] as? String
+        }
+        var ids: [String] = []
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            let started = try? JSONSerialization.jsonObject(with: Data(control(["task", "run", "review", "--json"]).stdout.utf8)) as? [String: Any]
+            if let id = started?["id"] as? String { ids.append(id) }
+            return ids.count == 2
+        }, "\(agent.transcript)")
+        try #require(ids.count == 2)
+        #expect(WorkflowAgent.wait(timeout: 60) { ids.allSatisfy { status($0) == "running" } }, "\(agent.transcript)")
+        #expect(agent.waitForLine(onStderr: true, timeout: 60) { $0.contains("cannot keep 2 MiB aside") } != nil, "\(agent.transcript)")
+
+        #expect(tmpfs.fill() > 0)
+        // A write the store cannot make (a command's audit line) makes it say so.
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            _ = try? control(["workflow", "cancel", "wf-none"])
+            let shown = try? JSONSerialization.jsonObject(with: Data(control(["status", "--json"]).stdout.utf8)) as? [String: Any]
+            return (shown?["store"] as? [String: Any])?["degraded"] is String
+        }, "\(agent.transcript)")
+        let completed = try control(["task", "complete", ids[0], "--output", #"{"ok": true}"#])
+        #expect(completed.status != 0 && completed.stderr.contains("the store cannot write now, so the run was not completed"), "\(completed)")
+        let cancelled = try control(["task", "cancel", ids[1]])
+        #expect(cancelled.status != 0 && cancelled.stderr.contains("the store cannot write now, so the run was not cancelled"), "\(cancelled)")
+        #expect(ids.allSatisfy { status($0) == "running" }, "a refused answer or cancel changed its run")
+
+        // Room again (the ballast too: the database's own growth would fill what it leaves).
+        try tmpfs.free()
+        try FileManager.default.removeItem(atPath: disk + "/ballast")
+        #expect(WorkflowAgent.wait(timeout: 60) { (try? control(["task", "complete", ids[0], "--output", #"{"ok": true}"#]))?.status == 0 }, "\(agent.transcript)")
+        var cancel: ProgramResult?
+        #expect(WorkflowAgent.wait(timeout: 60) { cancel = try? control(["task", "cancel", ids[1]]); return cancel?.status == 0 },
+                "\(String(describing: cancel))\n\(agent.transcript)")
+        #expect(WorkflowAgent.wait(timeout: 60) { status(ids[0]) == "succeeded" && status(ids[1]) == "cancelled" }, "\(agent.transcript)")
+    }
+
     /// A signal was answered "taken" on a full disk when nothing kept it: the room could not
     /// be kept (the agent started with less than its 2 MiB and a MiB more free), and a kill then
     /// lost it. It is refused now, as a new run is, and taken once the store writes again.
