@@ -28,23 +28,26 @@ import Testing
         String(decoding: RunJournal.line(seq, WorkflowCommit(runs: runs, steps: steps)), as: UTF8.self)
     }
 
+    /// Writes `commit` to a store in `folder`, closed again: the store's mark.
+    static func written(_ commit: WorkflowCommit, in folder: String) throws -> UInt64 {
+        let store = try RunJournalTests.store(folder)
+        let done = DispatchSemaphore(value: 0)
+        try SQLiteWorkflowStore(store: store).commit(commit) { _ in done.signal() }
+        RunJournalTests.waitWritten(store)
+        #expect(done.wait(timeout: .now() + 120) == .success)
+        store.close()
+        return try RunJournalTests.mark(at: folder + "/agent.sqlite")
+    }
+
     @Test func aWorkflowChangeInTheJournalIsWrittenOverAnOlderStateOnly() throws {
         let folder = TestPaths.temporaryDirectory("workflow-journal")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/agent.sqlite"
-        do {
-            let store = try RunJournalTests.store(folder)
-            let workflows = try SQLiteWorkflowStore(store: store)
-            let done = DispatchSemaphore(value: 0)
-            workflows.commit(WorkflowCommit(runs: [Self.run("waiting", .waiting, revision: 1), Self.run("ended", .succeeded, revision: 1),
-                                                   Self.run("retried", .running, revision: 1), Self.run("stale", .running, revision: 3, variables: ["v": 3])],
-                                            steps: [Self.step("waiting", "go", attempt: 1, .waiting), Self.step("ended", "go", attempt: 1, .succeeded),
-                                                    Self.step("retried", "go", attempt: 2, .running), Self.step("stale", "go", attempt: 1, .succeeded)])) { _ in done.signal() }
-            RunJournalTests.waitWritten(store)
-            #expect(done.wait(timeout: .now() + 120) == .success)
-            store.close()
-        }
-        let mark = try RunJournalTests.mark(at: path)
+        let mark = try Self.written(WorkflowCommit(runs: [Self.run("waiting", .waiting, revision: 1), Self.run("ended", .succeeded, revision: 1),
+                                                          Self.run("retried", .running, revision: 1), Self.run("stale", .running, revision: 3, variables: ["v": 3])],
+                                                   steps: [Self.step("waiting", "go", attempt: 1, .waiting), Self.step("ended", "go", attempt: 1, .succeeded),
+                                                           Self.step("retried", "go", attempt: 2, .running), Self.step("stale", "go", attempt: 1, .succeeded)]),
+                                    in: folder)
         // "waiting" got its signal (its step ended, the run went on); "ended" finished before its
         // line; "retried" is at a later attempt than its line; "stale" went on past its line (a
         // line the store gave up, left in a pinned journal); "gone" the store lacks.
@@ -80,16 +83,7 @@ import Testing
         let folder = TestPaths.temporaryDirectory("workflow-journal-new")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/agent.sqlite"
-        do {
-            let store = try RunJournalTests.store(folder)
-            let workflows = try SQLiteWorkflowStore(store: store)
-            let done = DispatchSemaphore(value: 0)
-            workflows.commit(WorkflowCommit(runs: [Self.run("ended", .succeeded, revision: 1)])) { _ in done.signal() }
-            RunJournalTests.waitWritten(store)
-            #expect(done.wait(timeout: .now() + 120) == .success)
-            store.close()
-        }
-        let mark = try RunJournalTests.mark(at: path)
+        let mark = try Self.written(WorkflowCommit(runs: [Self.run("ended", .succeeded, revision: 1)]), in: folder)
         func unstored(_ seq: UInt64, _ run: WorkflowRun, steps: [WorkflowStepRecord] = []) -> String {
             String(decoding: RunJournal.line(seq, WorkflowCommit(runs: [run], steps: steps, unstored: [run.id])), as: UTF8.self)
         }

@@ -246,18 +246,37 @@ import Testing
         #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "ran\n", "the step ran again")
     }
 
+    /// An 8 MiB disk with less free than the journal's room needs (2 MiB and a MiB more): the
+    /// room is not kept, and the log says so. The ballast (`ballast` on the disk) stays until
+    /// the test removes it.
+    static func diskWithoutRoomForTheRoom(_ name: String) throws -> TmpfsDisk {
+        let tmpfs = try TmpfsDisk(size: "8m", name: name)
+        var facts = statvfs()
+        #expect(statvfs(tmpfs.path, &facts) == 0)
+        let free = Int(facts.f_bavail) * Int(facts.f_frsize)
+        #expect(FileManager.default.createFile(atPath: tmpfs.path + "/ballast", contents: Data(count: free - (2 << 20))))
+        return tmpfs
+    }
+
+    /// Whether `agent`'s store says it cannot write (`status`: store.degraded) within a minute,
+    /// the disk being full: a write it cannot make (a command's audit line) makes it say so.
+    static func waitUntilTheStoreCannotWrite(_ agent: AgentRun) -> Bool {
+        WorkflowAgent.wait(timeout: 60) {
+            _ = try? runProgram("agent-control", ["workflow", "cancel", "wf-none", "--settings", agent.settingsFile])
+            let status = try? runProgram("agent-control", ["status", "--json", "--settings", agent.settingsFile]).stdout
+            let shown = status.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            return (shown?["store"] as? [String: Any])?["degraded"] is String
+        }
+    }
+
     /// A person's answer and a cancel were taken on a full disk when nothing kept the run's
     /// end (the room could not be kept): a kill then had the run wait for its person again, or
     /// go on. They are refused, as a signal is, and taken once the store writes again.
     @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
     func aPersonsAnswerAndACancelNothingWouldKeepAreRefusedOnAFullDisk() throws {
-        let tmpfs = try TmpfsDisk(size: "8m", name: "person-refused")
+        let tmpfs = try Self.diskWithoutRoomForTheRoom("person-refused")
         defer { tmpfs.unmount() }
         let (directory, disk) = (tmpfs.directory, tmpfs.path)
-        var facts = statvfs()
-        #expect(statvfs(disk, &facts) == 0)
-        let free = Int(facts.f_bavail) * Int(facts.f_frsize)
-        #expect(FileManager.default.createFile(atPath: disk + "/ballast", contents: Data(count: free - (2 << 20))))
         // A person executor is an HTTP user's.
         let settings = """
         {"enabled_modules": [], "store": {"path": "\(disk)/agent.sqlite"},
@@ -285,12 +304,7 @@ import Testing
         #expect(agent.waitForLine(onStderr: true, timeout: 60) { $0.contains("cannot keep 2 MiB aside") } != nil, "\(agent.transcript)")
 
         #expect(tmpfs.fill() > 0)
-        // A write the store cannot make (a command's audit line) makes it say so.
-        #expect(WorkflowAgent.wait(timeout: 60) {
-            _ = try? control(["workflow", "cancel", "wf-none"])
-            let shown = try? JSONSerialization.jsonObject(with: Data(control(["status", "--json"]).stdout.utf8)) as? [String: Any]
-            return (shown?["store"] as? [String: Any])?["degraded"] is String
-        }, "\(agent.transcript)")
+        #expect(Self.waitUntilTheStoreCannotWrite(agent), "\(agent.transcript)")
         let completed = try control(["task", "complete", ids[0], "--output", #"{"ok": true}"#])
         #expect(completed.status != 0 && completed.stderr.contains("the store cannot write now, so the run was not completed"), "\(completed)")
         let cancelled = try control(["task", "cancel", ids[1]])
@@ -312,14 +326,9 @@ import Testing
     /// lost it. It is refused now, as a new run is, and taken once the store writes again.
     @Test(.enabled(if: TmpfsDisk.canMount, "mounting a tmpfs needs root"))
     func aSignalNothingWouldKeepIsRefusedOnAFullDisk() throws {
-        let tmpfs = try TmpfsDisk(size: "8m", name: "signal-refused")
+        let tmpfs = try Self.diskWithoutRoomForTheRoom("signal-refused")
         defer { tmpfs.unmount() }
         let (directory, disk) = (tmpfs.directory, tmpfs.path)
-        // Less free than the room needs (2 MiB and a MiB more): it is not kept, and the log says so.
-        var facts = statvfs()
-        #expect(statvfs(disk, &facts) == 0)
-        let free = Int(facts.f_bavail) * Int(facts.f_frsize)
-        #expect(FileManager.default.createFile(atPath: disk + "/ballast", contents: Data(count: free - (2 << 20))))
         let settings = """
         {"enabled_modules": [], "store": {"path": "\(disk)/agent.sqlite"}, "processes": {},
          "workflows": {"gate": {"steps": [{"id": "wait", "wait_signal": {"name": "go"}}]}}}
@@ -335,12 +344,8 @@ import Testing
         #expect(agent.waitForLine(onStderr: true, timeout: 60) { $0.contains("cannot keep 2 MiB aside") } != nil, "\(agent.transcript)")
 
         #expect(tmpfs.fill() > 0)
-        // A write the store cannot make (a command's audit line) makes it say so; the signal
-        // then finds nothing to keep it.
-        #expect(WorkflowAgent.wait(timeout: 60) {
-            _ = try? control(["workflow", "cancel", "wf-none"])
-            return ((try? control(["status"]))??["store"] as? [String: Any])?["degraded"] is String
-        }, "\(agent.transcript)")
+        // The signal then finds nothing to keep it.
+        #expect(Self.waitUntilTheStoreCannotWrite(agent), "\(agent.transcript)")
         // Refused (should a retry of the store's find room in its own files and write, one may
         // be taken or answered not kept: the attempts go on until the refusal, none taken).
         var refused: ProgramResult?
