@@ -26,6 +26,9 @@ extension AgentStore {
         var memoryWrites: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)] = []
         /// Workflow runs' step logs (see ``SQLiteWorkflowStore``): each written in the batch's transaction.
         var workflowCommits: [(change: WorkflowCommit, done: @Sendable (WorkflowCommitOutcome) -> Void)] = []
+        /// Who waits to know whether a task run's changes so far are written or kept
+        /// (``AgentStore/whenRunKept(_:done:)``).
+        var runWaiters: [RunWaiter] = []
         /// When the oldest waiting event was handed over (group commit waits from here).
         var oldestPendingSince = Date.distantPast
         /// When the oldest waiting history line was handed over: lines group-commit as events
@@ -81,7 +84,7 @@ extension AgentStore {
         /// Whether anything waits that is written at once, without a group commit.
         var othersWait: Bool {
             historyAtOnce || !states.isEmpty || !chat.isEmpty || !scheduleCommits.isEmpty
-                || !memoryWrites.isEmpty || !workflowCommits.isEmpty || !committedEvents.isEmpty
+                || !memoryWrites.isEmpty || !workflowCommits.isEmpty || !committedEvents.isEmpty || !runWaiters.isEmpty
         }
 
         /// Until when the writer sleeps (nil: it takes a batch now). Asleep until there is work,
@@ -106,7 +109,7 @@ extension AgentStore {
         mutating func take() -> Batch {
             let batch = Batch(events: events.take(atLeast: AgentStore.batchLimit),
                               states: states, history: history, chat: chat, runs: runs,
-                              schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits, committedEvents: committedEvents,
+                              schedules: scheduleCommits, memory: memoryWrites, workflows: workflowCommits, committedEvents: committedEvents, runWaiters: runWaiters,
                               journaled: journaled, journaledIDs: journaledIDs)
             // What is left is already overdue.
             if !events.isEmpty { oldestPendingSince = .distantPast }
@@ -120,6 +123,7 @@ extension AgentStore {
             memoryWrites = []
             workflowCommits = []
             committedEvents = []
+            runWaiters = []
             return batch
         }
     }
@@ -135,20 +139,32 @@ extension AgentStore {
         var memory: [(write: MemoryWrite, done: @Sendable (Result<MemoryEntry?, MemoryError>) -> Void)]
         var workflows: [(change: WorkflowCommit, done: @Sendable (WorkflowCommitOutcome) -> Void)]
         var committedEvents: [(event: PendingEvent, done: @Sendable (Bool) -> Void)]
+        var runWaiters: [RunWaiter]
         var journaled: UInt64
         var journaledIDs: [String]
 
         var isEmpty: Bool {
             events.isEmpty && states.isEmpty && history.isEmpty && chat.isEmpty && runs.isEmpty && schedules.isEmpty
-                && memory.isEmpty && workflows.isEmpty && committedEvents.isEmpty
+                && memory.isEmpty && workflows.isEmpty && committedEvents.isEmpty && runWaiters.isEmpty
         }
+    }
+
+    /// Told whether the changes of task run `id` handed over before it are written, or kept in
+    /// the run journal where a kill does not lose them.
+    struct RunWaiter {
+        var id: String
+        var done: @Sendable (Bool) -> Void
     }
 }
 
 extension AgentStore {
     /// Whether a change of an acknowledged run handed over now would be kept where a kill does
     /// not lose it: the store writes, or its run journal has room for a change of 256 KiB.
+    /// Whether the store writes (it has not failed since its last write): what a flush waited
+    /// for is then in the database, not only kept.
+    package var writesNow: Bool { queued.withLock { $0.stats.degraded == nil } }
+
     package var keepsChangesNow: Bool {
-        queued.withLock { $0.stats.degraded == nil } || runJournal.keeps(bytes: 256 << 10)
+        writesNow || runJournal.keeps(bytes: 256 << 10)
     }
 }

@@ -38,7 +38,8 @@ extension AgentStore {
                 }) else { return false }
             }
             if let limit = settings.maximumBytes, try !enforceSize(limit, until: until, warned: &sizeWarned) { return false }
-            let keepsRuns = runJournal.isPinned
+            // Lines of the journal past the mark may name runs written since (on the writer thread, where it is pinned).
+            let keepsRuns = runJournal.keepsRunsFromPruning
             let pruned = try database.write { db in
                 let cutoff = settings.maximumAge.map { Date().timeIntervalSince1970 - $0 }
                 _ = try SQLiteScheduleStore.prune(before: cutoff, keeping: settings.maximumRuns, in: db)

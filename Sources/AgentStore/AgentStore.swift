@@ -240,6 +240,20 @@ public final class AgentStore: Sendable {
         queued.signal()
     }
 
+    /// Calls `done` (on the writer thread) once the changes of task run `id` handed to
+    /// ``recordRun(_:journaled:)`` before it are written (true), or, the store failing to write,
+    /// with whether the latest of each is kept in the run journal, where a kill does not lose
+    /// it: an answer that promises a run's end says so only then. At once, false, when the
+    /// writer has stopped.
+    package func whenRunKept(_ id: String, done: @escaping @Sendable (Bool) -> Void) {
+        guard queued.withLock({ queued -> Bool in
+            guard !queued.writerDone, !queued.stopping else { return false }
+            queued.runWaiters.append(RunWaiter(id: id, done: done))
+            return true
+        }) else { return done(false) }
+        queued.signal()
+    }
+
     /// Every process's saved state.
     public func loadStates() -> [String: [UInt8]] {
         (try? database.read { db in
@@ -280,14 +294,7 @@ public final class AgentStore: Sendable {
         var retryAfter: Date?
         var retained = RetainedWrites(limit: settings.queueLimit)
         var journalMark = runJournal.mark
-        // The last line of the journal that holds a change kept (see ``keep``): marked once written.
-        var keptLine: UInt64 = 0
-        // Journaled runs not written yet: their changes are never given up (see RetainedWrites).
-        var unwrittenJournaled = Set<String>()
-        // Workflow runs a kept change of which the journal could not take: their later changes
-        // are not journaled either until a write succeeds (a journaled later step beside a lost
-        // earlier one would be a state the run never had).
-        var unjournaledWorkflows = Set<String>()
+        var unwritten = UnwrittenChanges()
         // Whether the log said that `max_bytes` is passed with no event left to delete.
         var sizeWarned = false
         var file = StoreFileIdentity(path: path)
@@ -306,15 +313,14 @@ public final class AgentStore: Sendable {
             let batch = taken.events, stateBatch = taken.states, historyBatch = taken.history, chatBatch = taken.chat
             let runBatch = taken.runs, scheduleBatch = taken.schedules, memoryBatch = taken.memory, workflowBatch = taken.workflows
             let committedEvents = taken.committedEvents
-            unwrittenJournaled.formUnion(taken.journaledIDs)
+            unwritten.journaledRuns.formUnion(taken.journaledIDs)
             let batchEvents = batch.reduce(0) { $0 + $1.count }
 
             if let wait = retryAfter, Date() < wait, !finished {
                 // Still failing recently: do not hammer a full disk; count what is dropped.
                 drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                let (line, journaled) = keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled,
-                                             unjournaled: &unjournaledWorkflows)
-                keptLine = max(keptLine, line)
+                let journaled = keep(runBatch, workflowBatch.map(\.change), in: &retained, &unwritten)
+                for waiter in taken.runWaiters { waiter.done(!unwritten.unkeptRuns.contains(waiter.id)) }
                 for commit in scheduleBatch { commit.done(false) }
                 for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: true))) }
                 for (commit, kept) in zip(workflowBatch, journaled) { commit.done(kept ? .kept : .failed) }
@@ -323,7 +329,7 @@ public final class AgentStore: Sendable {
                 do {
                     // What was kept goes first: the batch's changes of the same runs come after it.
                     // The kept changes' lines are written with them: the mark passes those too.
-                    let highest = max(taken.journaled, keptLine)
+                    let highest = max(taken.journaled, unwritten.keptLine)
                     let mark = highest > journalMark && runJournal.marks ? highest : nil
                     do {
                         try file?.check(now: ProcessInfo.processInfo.systemUptime)
@@ -353,10 +359,8 @@ public final class AgentStore: Sendable {
                         logger.notice("store: writing again to \(path)\(retained.isEmpty ? "" : "; the \(retained.count) kept change(s) of runs are written")")
                     }
                     retained.clear()
-                    keptLine = 0
                     runJournal.hold(false)
-                    unwrittenJournaled.removeAll()
-                    unjournaledWorkflows.removeAll()
+                    unwritten.written()
                     retention.written(batchEvents + committedEvents.count + runBatch.count + workflowBatch.count + scheduleBatch.count,
                                       bytes: batch.reduce(0) { $0 + $1.byteCount } + committedEvents.reduce(0) { $0 + $1.event.payload.count })
                     // After the figures, so that whoever is told sees them already counted.
@@ -365,13 +369,13 @@ public final class AgentStore: Sendable {
                     for (write, result) in zip(memoryBatch, outcome.memory) { write.done(result) }
                     for commit in workflowBatch { commit.done(.written) }
                     for event in committedEvents { event.done(true) }
+                    for waiter in taken.runWaiters { waiter.done(true) }
                     retryAfter = nil
                 } catch {
                     degrade(error)
                     drop(batchEvents, states: stateBatch, history: historyBatch.count, chat: chatBatch)
-                    let (line, journaled) = keep(runBatch, workflowBatch.map(\.change), in: &retained, protecting: &unwrittenJournaled,
-                                                 unjournaled: &unjournaledWorkflows, cannotWriteNow: Self.cannotWriteNow(error))
-                    keptLine = max(keptLine, line)
+                    let journaled = keep(runBatch, workflowBatch.map(\.change), in: &retained, &unwritten, cannotWriteNow: Self.cannotWriteNow(error))
+                    for waiter in taken.runWaiters { waiter.done(!unwritten.unkeptRuns.contains(waiter.id)) }
                     for commit in scheduleBatch { commit.done(false) }
                     for write in memoryBatch { write.done(.failure(Self.notWritten(write.write, retrying: false))) }
                     for (commit, kept) in zip(workflowBatch, journaled) { commit.done(kept ? .kept : .failed) }
@@ -445,37 +449,48 @@ public final class AgentStore: Sendable {
     /// the next transaction (the first write of a request's run is not kept: it is refused).
     /// The task runs' and workflow runs' changes go into the run journal's room too (a
     /// workflow run's only until one of its changes does not fit), so that a kill meanwhile
-    /// does not lose them: returns the last line's number (0: none). A run whose change is in
-    /// the journal joins `journaled`, whose changes are never given up: the mark that passes
-    /// its line must come with its change.
-    /// Returns also, for each of `workflowBatch`, whether the journal holds it.
-    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites, protecting journaled: inout Set<String>,
-                      unjournaled: inout Set<String>, cannotWriteNow: Bool = true) -> (lastLine: UInt64, journaled: [Bool]) {
+    /// does not lose them (``UnwrittenChanges`` says what is where). A run whose change is in
+    /// the journal joins its `journaledRuns`, whose changes are never given up: the mark that
+    /// passes its line must come with its change.
+    /// Returns, for each of `workflowBatch`, whether the journal holds it.
+    private func keep(_ runBatch: [TaskRun], _ workflowBatch: [WorkflowCommit], in retained: inout RetainedWrites,
+                      _ unwritten: inout UnwrittenChanges, cannotWriteNow: Bool = true) -> [Bool] {
         let wasEmpty = retained.isEmpty
         let kept = workflowBatch.filter(\.keepIfUnwritten)
         let lostNow: Int
-        var lastLine: UInt64 = 0
         var journaledWorkflows = [Bool](repeating: false, count: kept.count)
         if cannotWriteNow {
             runJournal.hold(true)
-            for run in runBatch where run.claim == nil {
-                if let seq = runJournal.appendChange(run) {
-                    lastLine = seq
-                    journaled.insert(run.id)
-                }
-            }
+            // Workflows first: a step's task run is journaled only while its workflow run's
+            // changes are (made alone at the next open, it would run for a run never made, or
+            // beside the step the run starts again).
             journaledWorkflows = kept.map { commit -> Bool in
                 let runs = Set(commit.runs.map(\.id) + commit.steps.map(\.runID))
-                guard commit.claim == nil, unjournaled.isDisjoint(with: runs), let seq = runJournal.appendChange(commit) else {
-                    unjournaled.formUnion(runs)
+                // A run's definition and input go with its first line of the spell alone.
+                var line = commit
+                line.unstored.subtract(unwritten.unstoredJournaled)
+                guard commit.claim == nil, unwritten.unjournaledWorkflows.isDisjoint(with: runs), let seq = runJournal.appendChange(line) else {
+                    unwritten.unjournaledWorkflows.formUnion(runs)
                     return false
                 }
-                lastLine = seq
+                unwritten.unstoredJournaled.formUnion(line.unstored)
+                unwritten.keptLine = seq
                 return true
             }
-            lostNow = retained.keep(runs: runBatch, workflows: kept, journaled: journaledWorkflows, protecting: journaled)
+            for run in runBatch {
+                if run.claim == nil, run.workflowRunID.map({ !unwritten.unjournaledWorkflows.contains($0) }) ?? true,
+                   let seq = runJournal.appendChange(run) {
+                    unwritten.keptLine = seq
+                    unwritten.journaledRuns.insert(run.id)
+                    unwritten.unkeptRuns.remove(run.id)
+                } else {
+                    unwritten.unkeptRuns.insert(run.id)
+                }
+            }
+            lostNow = retained.keep(runs: runBatch, workflows: kept, journaled: journaledWorkflows, protecting: unwritten.journaledRuns)
         } else {
             lostNow = retained.count + runBatch.count + kept.count
+            unwritten.unkeptRuns.formUnion(runBatch.map(\.id))
             retained.giveUp(more: runBatch.count + kept.count)
             // A journaled run's first record may be among them: the journal keeps it for the next open.
             runJournal.pin()
@@ -492,7 +507,7 @@ public final class AgentStore: Sendable {
             logger.error("store: \(lostNow) change(s) of runs could not be kept (\(cannotWriteNow ? "more than \(retained.limit) wait" : "the database refused them")): those runs resume from their last written state at the next start")
         }
         var next = journaledWorkflows.makeIterator()
-        return (lastLine, workflowBatch.map { $0.keepIfUnwritten ? next.next() ?? false : false })
+        return workflowBatch.map { $0.keepIfUnwritten ? next.next() ?? false : false }
     }
 
     /// Whether `error` says the database cannot be written for now (room, I/O, permissions,

@@ -112,10 +112,8 @@ extension RunJournal {
 
     /// What the journal at `path` holds of workflow runs past the store's mark that is newer
     /// than the store's, folded (the latest record of each run and of each step): what the next
-    /// start writes, shown beside a stopped agent. `new`: the runs among them the store lacks
-    /// (begun while the disk was full), in the order they began.
-    package static func unwrittenWorkflows(path: String, reader: DatabaseQueue)
-        throws -> (runs: [String: WorkflowRun], steps: [String: [WorkflowStepRecord]], new: [String]) {
+    /// start writes, shown beside a stopped agent.
+    package static func unwrittenWorkflows(path: String, reader: DatabaseQueue) throws -> UnwrittenWorkflows {
         var runs: [String: WorkflowRun] = [:]
         var steps: [String: [WorkflowStepRecord]] = [:]
         var made: [String: WorkflowRun] = [:]
@@ -133,7 +131,17 @@ extension RunJournal {
                 steps[step.runID] = known
             }
         }
-        return (runs, steps, new)
+        return UnwrittenWorkflows(runs: runs, steps: steps, new: new)
+    }
+
+    /// What ``unwrittenWorkflows(path:reader:)`` finds.
+    package struct UnwrittenWorkflows {
+        /// The latest record of each run.
+        package var runs: [String: WorkflowRun]
+        /// The latest record of each step, by run.
+        package var steps: [String: [WorkflowStepRecord]]
+        /// The runs among `runs` the store lacks (begun while the disk was full), in the order they began.
+        package var new: [String]
     }
 
     /// Calls `body` with each line of the journal at `path` and of its room past the store's
@@ -184,33 +192,44 @@ extension RunJournal {
     /// `made`: the runs earlier lines made or changed, newest record of each (a reader beside a
     /// stopped agent writes none of them to `db`).
     static func newer(_ commit: WorkflowCommit, in db: Database, made: inout [String: WorkflowRun]) throws -> WorkflowCommit {
+        var stored: [String: (run: WorkflowRun?, known: Bool)] = [:]
+        // Before this line: a line's steps are judged against its run as it was, not as the line leaves it.
+        func current(_ id: String) throws -> (run: WorkflowRun?, known: Bool) {
+            if let run = made[id] { return (run.status.isFinished ? nil : run, true) }
+            if let known = stored[id] { return known }
+            let found = try Self.stored(id, in: db)
+            stored[id] = found
+            return found
+        }
         var newer = WorkflowCommit()
+        var live = Set<String>()
         for var run in commit.runs {
-            let (current, known) = try Self.current(run.id, in: db, made: made)
+            let (current, known) = try current(run.id)
             if let current {
+                live.insert(run.id)
                 guard run.revision > current.revision else { continue }
                 run.definition = current.definition
                 run.input = current.input
             } else if known || run.definition == .null {
                 continue
             }
+            live.insert(run.id)
             newer.runs.append(run)
-            made[run.id] = run
         }
-        for step in commit.steps where try Self.current(step.runID, in: db, made: made).run != nil {
+        for step in commit.steps where try live.contains(step.runID) || current(step.runID).run != nil {
             let current = try String.fetchOne(db, sql: "SELECT data FROM workflow_steps WHERE run_id = ? AND step = ? AND generation = ?",
                                               arguments: [step.runID, step.stepID, step.generation])
                 .flatMap { try? JSONValue.parse(Data($0.utf8)) }.flatMap(WorkflowStepRecord.init(stored:))
             if let current, (current.attempt, current.status.isFinished ? 1 : 0) >= (step.attempt, step.status.isFinished ? 1 : 0) { continue }
             newer.steps.append(step)
         }
+        for run in newer.runs { made[run.id] = run }
         return newer
     }
 
-    /// Workflow run `id` as the replay sees it: its newest record, nil when it has finished or
-    /// is not known; `known`: whether the store or an earlier line has it in any state.
-    private static func current(_ id: String, in db: Database, made: [String: WorkflowRun]) throws -> (run: WorkflowRun?, known: Bool) {
-        if let run = made[id] { return (run.status.isFinished ? nil : run, true) }
+    /// Workflow run `id` as the store has it: its record, nil when it has finished or cannot be
+    /// read (neither is changed, nor made again); `known`: whether the store has it at all.
+    private static func stored(_ id: String, in db: Database) throws -> (run: WorkflowRun?, known: Bool) {
         guard let data = try String.fetchOne(db, sql: "SELECT data FROM workflow_runs WHERE id = ?", arguments: [id]) else { return (nil, false) }
         return (SQLiteWorkflowStore.decodeRun(data).flatMap { $0.status.isFinished ? nil : $0 }, true)
     }

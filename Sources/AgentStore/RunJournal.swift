@@ -268,10 +268,11 @@ package final class RunJournal: Sendable {
         return true
     }
 
-    /// Whether the store gave up changes as invalid in this life (see ``pin()``): lines past the
-    /// mark may have been written since, so runs are not pruned (the next open would make a
-    /// pruned one again from its line).
-    package var isPinned: Bool { state.withLock(\.pinned) }
+    /// Whether the file holds lines past the store's mark that may be written meanwhile: the
+    /// store gave up changes as invalid in this life (``pin()``), or the open could not replay
+    /// the file (its lines wait for the next one). Runs are not pruned then: the next open
+    /// would make a pruned one again from its line, and it would run again.
+    package var keepsRunsFromPruning: Bool { mark == .max || state.withLock(\.pinned) }
 
     /// Whether the store may write a mark (see ``pin()``).
     package var marks: Bool { isEnabled && !state.withLock(\.pinned) }
@@ -291,7 +292,15 @@ package final class RunJournal: Sendable {
     /// The store gave up changes of runs as invalid (a journaled run's first record may be
     /// among them): no mark is written after it, so that the next open writes what the store
     /// lacks, and requests wait for the store until then.
-    package func pin() { state.withLock { $0.pinned = true } }
+    package func pin() {
+        let first = state.withLock { state -> Bool in
+            defer { state.pinned = true }
+            return !state.pinned
+        }
+        if first {
+            logger.warning("store: the run journal \(path) keeps its lines until the next start, which writes what the database lacks of them; until then finished runs are not pruned (`max_runs`, `max_age`), since a pruned one would be made again")
+        }
+    }
 
     /// Lets the lock go (the store's writer has ended).
     package func close() {

@@ -24,6 +24,10 @@ package final class SQLiteRunStore: RunStore {
 
     package var keepsChangesNow: Bool { store.keepsChangesNow }
 
+    package var writesNow: Bool { store.writesNow }
+
+    package func whenKept(_ runID: String, done: @escaping @Sendable (Bool) -> Void) { store.whenRunKept(runID, done: done) }
+
     /// In the writer's next transaction, as a schedule's fire writes its runs.
     package func commitNew(_ runs: [TaskRun], done: @escaping @Sendable (Bool) -> Void) {
         store.commitSchedules(ScheduleCommit(runs: runs), done: done)
@@ -135,10 +139,11 @@ package final class SQLiteRunStore: RunStore {
     }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
-        // While the run journal is pinned, its lines may name runs written since (RunJournal.isPinned).
-        if store.runJournal.isPinned { return 0 }
-        return try await Self.offThread { [store] in
-            try store.withWriter { db in try Self.prune(endedBefore: endedBefore, keeping: keeping, in: db) }
+        try await Self.offThread { [store] in
+            try store.withWriter { db in
+                // Read on the writer, where the journal is pinned (see RunJournal.keepsRunsFromPruning).
+                store.runJournal.keepsRunsFromPruning ? 0 : try Self.prune(endedBefore: endedBefore, keeping: keeping, in: db)
+            }
         }
     }
 

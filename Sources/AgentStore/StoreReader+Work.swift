@@ -39,8 +39,9 @@ extension StoreReader {
         guard !journaled.isEmpty else { return listed }
         let new = unwritten.new.reversed().compactMap { id -> ListedRun<WorkflowRun>? in
             guard var run = journaled[id], filter.matches(run) else { return nil }
+            // A list shows no definition (see SQLiteWorkflowStore.list).
             run.definition = .null
-            return ListedRun(run, omitted: ["definition"])
+            return ListedRun(run)
         }
         let stored = listed.runs.map { entry in
             guard var newer = journaled[entry.run.id] else { return entry }

@@ -81,6 +81,12 @@ package protocol RunStore: AnyObject, Sendable {
     /// does not lose it (SQLite's run journal on a full disk): a person's answer or a cancel
     /// is refused while it would not.
     var keepsChangesNow: Bool { get }
+    /// Whether the store writes now (false while it fails, e.g. on a full disk): what
+    /// ``flush()`` waited for is then written, not only kept to write later.
+    var writesNow: Bool { get }
+    /// Calls `done` (on any thread) once the changes of run `runID` handed to ``record(_:)``
+    /// so far are written, or kept where a kill does not lose them (true), or neither (false).
+    func whenKept(_ runID: String, done: @escaping @Sendable (Bool) -> Void)
 }
 
 extension RunStore {
@@ -100,9 +106,16 @@ extension RunStore {
     /// By default: no journal.
     package func journalNew(_ run: TaskRun) -> Bool { false }
 
-    /// By default: yes (the fleet's store keeps what waits for its database in memory, as it
-    /// keeps every change: see docs/fleet.md).
+    /// By default: yes. The fleet's store keeps what waits for its database in memory, as it
+    /// keeps every change while the database is away (a kill loses those: docs/fleet.md); a
+    /// person's answer is not refused for it.
     package var keepsChangesNow: Bool { true }
+
+    /// By default: yes (the fleet's ``flush()`` waits for its database's answer).
+    package var writesNow: Bool { true }
+
+    /// By default: at once, true (as ``keepsChangesNow``).
+    package func whenKept(_ runID: String, done: @escaping @Sendable (Bool) -> Void) { done(true) }
 }
 
 /// What ``RunStore/claim(_:)`` may take.

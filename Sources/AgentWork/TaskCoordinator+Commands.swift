@@ -101,12 +101,20 @@ extension TaskCoordinator {
             }
             // Its end would be neither written nor kept: a kill would have the run go on.
             if store?.keepsChangesNow == false { return respond(.failure(Self.storeError("run was not cancelled"))) }
+            let answer = { [unowned self] (ended: TaskRun) in
+                afterKept(id) { kept in
+                    guard kept else {
+                        return respond(.failure(Self.notKept("the run \(id) was cancelled", undone: "it goes on at the next start (a running one runs again, as an interrupted attempt)")))
+                    }
+                    respond(.success(TaskRunAnswer(ended)))
+                }
+            }
             let wasRunning = active[id] != nil
             let current = cancel(id)
             if wasRunning {
-                whenFinished(id) { respond(.success(TaskRunAnswer($0))) }
+                whenFinished(id, answer)
             } else {
-                respond(.success(TaskRunAnswer(current ?? run)))
+                answer(current ?? run)
             }
         }
     }
@@ -204,6 +212,22 @@ extension TaskCoordinator {
     }
 
     /// The refusal of a request the store could not make durable (HTTP 503 with `Retry-After`).
+    /// The answer to a person's change made in memory that the store neither wrote nor kept
+    /// (its run journal had no room left): `done` happened, and a kill before the store writes
+    /// again makes `undone` so.
+    nonisolated package static func notKept(_ done: String, undone: String, advice: String = "") -> CommandError {
+        .unavailable("\(done), but the store cannot write now and had no room left to keep it: if the agent is killed before the store writes again, \(undone). `agent-control status` (store.degraded) says why\(advice)")
+    }
+
+    /// Calls `done` (on the loop) once the changes of run `id` recorded so far are written or
+    /// kept where a kill does not lose them (true), or neither (false); at once without a store.
+    func afterKept(_ id: String, _ done: @escaping (Bool) -> Void) {
+        guard let store else { return done(true) }
+        let owned = LoopOwned(done)
+        let inbox = loop.inbox
+        store.whenKept(id) { kept in inbox.post { owned.value(kept) } }
+    }
+
     nonisolated package static func storeError(_ outcome: String) -> CommandError {
         .unavailable("the store cannot write now, so the \(outcome): `agent-control status` (store.degraded) and the agent's log say why and what to do; try again once it writes again (it retries every 5 s, but a store whose file was removed needs a restart)",
                      retryAfter: 5)
@@ -264,14 +288,16 @@ extension TaskCoordinator {
 
     /// Waits for the changes handed to `store` so far to be written, at most `limit` seconds:
     /// true when they were, and a finished run the store lacks is then one the retention
-    /// deleted; false when the time ran out (the store is slow or cannot write).
+    /// deleted; false when the time ran out (the store is slow) or the store cannot write (it
+    /// kept them unwritten).
     nonisolated static func flush(_ store: any RunStore, within limit: Double = 2) async -> Bool {
         await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let once = OnceFlag()
             let resume: @Sendable (Bool) -> Void = { flushed in if once.claim() { continuation.resume(returning: flushed) } }
             Task.detached {
                 await store.flush()
-                resume(true)
+                // A store that cannot write kept them (in memory, or its run journal) unwritten.
+                resume(store.writesNow)
             }
             DispatchQueue.global().asyncAfter(deadline: .now() + limit) { resume(false) }
         }

@@ -32,8 +32,31 @@ extension TaskCoordinator {
     }
 
     /// `task complete RUN --output JSON` / `task fail RUN --error TEXT`: over HTTP only the
-    /// run's person may (the control socket is the operator's).
-    package func personFinished(_ id: String, _ answer: PersonOutcome, caller: CommandCaller) -> Result<TaskRunAnswer, CommandError> {
+    /// run's person may (the control socket is the operator's). Answered once the run's end is
+    /// written, or kept in the store's run journal; refused while the store could keep neither
+    /// (see ``RunStore/keepsChangesNow``), and answered unavailable when it kept neither.
+    package func personFinished(_ id: String, _ answer: PersonOutcome, caller: CommandCaller,
+                                respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
+        let outcome: TaskRunOutcome
+        switch personOutcome(id, answer, caller: caller) {
+        case .failure(let refusal): return respond(.failure(refusal))
+        case .success(let checked): outcome = checked
+        }
+        let done = outcome.status == .succeeded ? "completed" : "failed"
+        // Its end would be neither written nor kept: a kill would have the run wait again.
+        if store?.keepsChangesNow == false { return respond(.failure(Self.storeError("run was not \(done)"))) }
+        let before = runs[id]
+        _ = personRunner?.finish(id, outcome)
+        guard let run = runs[id] ?? recent[id] ?? before else { return respond(.failure(.notFound("no run with id \"\(id)\""))) }
+        afterKept(id) { kept in
+            guard kept else { return respond(.failure(Self.notKept("the run \(id) was \(done)", undone: "it waits for its person again"))) }
+            respond(.success(TaskRunAnswer(run)))
+        }
+    }
+
+    /// What a person's answer makes of run `id`, or why it is refused: the run must wait for a
+    /// person, the caller be that person (over HTTP), an output match the task's output schema.
+    private func personOutcome(_ id: String, _ answer: PersonOutcome, caller: CommandCaller) -> Result<TaskRunOutcome, CommandError> {
         guard let run = runs[id] else {
             return .failure(.notFound("no unfinished run with id \"\(id)\"\(recent[id].map { " (it has \($0.status.rawValue))" } ?? "")"))
         }
@@ -53,10 +76,9 @@ extension TaskCoordinator {
         } else {
             user = definition.user ?? "operator"
         }
-        let outcome: TaskRunOutcome
         switch answer {
         case .failed(let error):
-            outcome = TaskRunOutcome(status: .failed, error: "\(user): \(error)")
+            return .success(TaskRunOutcome(status: .failed, error: "\(user): \(error)"))
         case .completed(let output):
             if let validator = outputValidators[run.task] {
                 let problems = validator.validate(output)
@@ -67,13 +89,7 @@ extension TaskCoordinator {
                                                  errors: problems.map { ["pointer": .string("/output" + $0.instanceLocation), "message": .string($0.message)] }))
                 }
             }
-            outcome = TaskRunOutcome(status: .succeeded, output: output)
+            return .success(TaskRunOutcome(status: .succeeded, output: output))
         }
-        // Its end would be neither written nor kept: a kill would have the run wait again.
-        if store?.keepsChangesNow == false {
-            return .failure(Self.storeError("run was not \(outcome.status == .succeeded ? "completed" : "failed")"))
-        }
-        _ = personRunner?.finish(id, outcome)
-        return .success(TaskRunAnswer(runs[id] ?? recent[id] ?? run))
     }
 }

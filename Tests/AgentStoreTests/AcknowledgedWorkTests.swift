@@ -53,6 +53,103 @@ import Testing
         #expect(try await stored.run(id: refusedID) == nil, "a refused run was written")
     }
 
+    static func whenKept(_ store: SQLiteRunStore, _ id: String) async -> Bool {
+        await withCheckedContinuation { continuation in store.whenKept(id) { continuation.resume(returning: $0) } }
+    }
+
+    /// Whoever answers a person's `task complete` or a `task cancel` waits to know whether the
+    /// run's change is written, or kept in the journal's room where a kill does not lose it;
+    /// on a disk that had no room for the room, it is neither, and they are told so.
+    @Test func whoWaitsForARunsChangeIsToldWhetherItIsWrittenKeptOrNeither() async throws {
+        for roomKept in [true, false] {
+            let disk = try TmpfsDisk(size: "8m", name: roomKept ? "kept-told" : "unkept-told")
+            defer { disk.unmount() }
+            if !roomKept {
+                // Less free than the room needs (2 MiB and a MiB more): it is not kept.
+                var facts = statvfs()
+                #expect(statvfs(disk.path, &facts) == 0)
+                let free = Int(facts.f_bavail) * Int(facts.f_frsize)
+                #expect(FileManager.default.createFile(atPath: disk.path + "/ballast", contents: Data(count: free - (2 << 20))))
+            }
+            let store = try AgentStore(path: disk.path + "/agent.sqlite", settings: StoreSettings(), logger: Logger(label: "test"))
+            defer { store.close() }
+            let runs = try SQLiteRunStore(store: store)
+            var run = TaskRun(id: "r-1", task: "t", requestedBy: .cli)
+            #expect(await Self.commitNew(runs, run))
+            run.status = .running
+            run.attempt = 1
+            runs.record(run)
+            #expect(await Self.whenKept(runs, "r-1"), "a change written was told not kept")
+
+            #expect(disk.fill() > 0)
+            run.status = .succeeded
+            run.endedAt = Date().timeIntervalSince1970
+            runs.record(run)
+            let kept = await Self.whenKept(runs, "r-1")
+            #expect(store.statistics.degraded?.contains("full") == true, "\(store.statistics)")
+            #expect(kept == roomKept, "room kept: \(roomKept); told kept: \(kept)")
+            // A run with no change waiting has nothing unkept.
+            #expect(await Self.whenKept(runs, "r-other"))
+        }
+    }
+
+    /// A workflow run begun on a full disk (an event's) is kept in the room with its definition
+    /// and input on its first line alone (each line carried them, up to a MiB each, and a few
+    /// runs filled the room). One whose first line does not fit is not kept, nor are its steps'
+    /// task runs: made alone at the next start, one ran for a run never made (an adversary's).
+    @Test func aWorkflowRunBegunOnAFullDiskIsKeptOnceWithItsStepsRunsAndNotAtAllWithoutThem() async throws {
+        let disk = try TmpfsDisk(size: "8m", name: "begun-room")
+        defer { disk.unmount() }
+        let path = disk.path + "/agent.sqlite"
+        let logger = Logger(label: "test")
+        do {
+            let store = try AgentStore(path: path, settings: StoreSettings(), logger: logger)
+            defer { store.close() }
+            let runs = try SQLiteRunStore(store: store)
+            let workflows = try SQLiteWorkflowStore(store: store)
+            #expect(await Self.commitNew(runs, TaskRun(id: "r-0", task: "t", requestedBy: .cli)))
+            #expect(disk.fill() > 0)
+            func commit(_ run: WorkflowRun) async -> WorkflowCommitOutcome {
+                await withCheckedContinuation { continuation in
+                    workflows.commit(WorkflowCommit(runs: [run], unstored: [run.id])) { continuation.resume(returning: $0) }
+                }
+            }
+            func stepRun(of workflowRun: String) -> TaskRun {
+                var run = TaskRun(id: "task-of-\(workflowRun)", task: "t", requestedBy: .workflow)
+                run.idempotencyKey = "\(workflowRun)/step/1"
+                return run
+            }
+            var small = WorkflowJournalTests.run("small", .running, revision: 1)
+            #expect(await commit(small) == .kept)
+            small.revision = 2
+            #expect(await commit(small) == .kept)
+            // Over the room's 2 MiB: not kept.
+            var huge = WorkflowJournalTests.run("huge", .running, revision: 1)
+            huge.input = ["pad": .string(String(repeating: "x", count: 3 << 20))]
+            #expect(await commit(huge) == .failed)
+            runs.record(stepRun(of: "small"))
+            runs.record(stepRun(of: "huge"))
+            #expect(await Self.whenKept(runs, "task-of-small"))
+            #expect(await !Self.whenKept(runs, "task-of-huge"), "the task run of a workflow run not kept was kept")
+
+            let room = try Data(contentsOf: URL(fileURLWithPath: RunJournal.roomPath(for: RunJournal.path(for: path))))
+            let lines = String(decoding: room.prefix { $0 != 0 }, as: UTF8.self).split(separator: "\n")
+            let smallLines = lines.filter { $0.contains(#""id":"small""#) }
+            #expect(smallLines.count == 2 && smallLines[0].contains("ticket") && !smallLines[1].contains("ticket"),
+                    "the first line alone carries the input: \(smallLines)")
+            #expect(!lines.contains { $0.contains("task-of-huge") })
+        }
+        try disk.free()
+        let reopened = try AgentStore(path: path, settings: StoreSettings(), logger: logger)
+        defer { reopened.close() }
+        let reader = try AgentStore.readOnlyQueue(path: path)
+        let small = try SQLiteWorkflowStore.run(id: "small", reader: reader)?.run
+        #expect(small?.revision == 2 && small?.input == ["ticket": 7], "\(String(describing: small))")
+        #expect(try SQLiteRunStore.readRun(id: "task-of-small", reader: reader) != nil)
+        #expect(try SQLiteWorkflowStore.run(id: "huge", reader: reader) == nil)
+        #expect(try SQLiteRunStore.readRun(id: "task-of-huge", reader: reader) == nil, "a step's task run was made without its workflow run")
+    }
+
     /// A run's end the store cannot write (the disk full) is also written to the room the run
     /// journal keeps of the disk: the agent stopping (or killed) before the disk has room does
     /// not lose it — the next open writes it, with its attempt — where the run used to be found

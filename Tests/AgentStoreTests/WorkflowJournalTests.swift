@@ -93,14 +93,23 @@ import Testing
             + Self.change(mark + 2, runs: [Self.run("begun", .running, revision: 2, variables: ["n": 2])], steps: [Self.step("begun", "go", attempt: 1, .succeeded)])
             + unstored(mark + 3, Self.run("ended", .running, revision: 2))
             + Self.change(mark + 4, runs: [Self.run("bare", .running, revision: 1)], steps: [Self.step("bare", "go", attempt: 1, .running)])
-        #expect(text.contains("ticket"), "the first record of a run the store lacks carries its input")
+            // Begun and ended in one line: its step is judged against the run before the line.
+            + unstored(mark + 5, Self.run("later", .succeeded, revision: 1), steps: [Self.step("later", "go", attempt: 1, .succeeded)])
+        #expect(text.split(separator: "\n").map { $0.contains("ticket") } == [true, false, true, false, true],
+                "the line of a run the store lacks carries its input, the others leave it out")
         #expect(FileManager.default.createFile(atPath: RunJournal.path(for: path), contents: Data(text.utf8)))
 
         // Beside the stopped agent, as the next open writes it.
         let beside = try StoreReader(path: path)
         let shown = try #require(try beside.workflowRun(id: "begun"))
         #expect(shown.run.revision == 2 && shown.run.variables == ["n": 2] && shown.steps.map(\.status) == [.succeeded])
-        #expect(try beside.workflowRuns(WorkflowRunFilter()).runs.map(\.run.id) == ["begun", "ended"])
+        // Listed as the store lists: newest first, filtered, cut at the limit.
+        #expect(try beside.workflowRuns(WorkflowRunFilter()).runs.map(\.run.id) == ["later", "begun", "ended"])
+        #expect(try beside.workflowRuns(WorkflowRunFilter(status: .running)).runs.map(\.run.id) == ["begun"])
+        #expect(try beside.workflowRuns(WorkflowRunFilter(workflow: "other")).runs.isEmpty)
+        #expect(try beside.workflowRuns(WorkflowRunFilter(limit: 2)).runs.map(\.run.id) == ["later", "begun"])
+        #expect(try beside.workflowRuns(WorkflowRunFilter()).runs.allSatisfy { $0.omitted.isEmpty })
+        #expect(try beside.workflowRun(id: "later")?.steps.map(\.status) == [.succeeded])
         #expect(try beside.workflowRun(id: "bare") == nil)
 
         let store = try RunJournalTests.store(folder)
@@ -112,6 +121,8 @@ import Testing
         #expect(begun.steps.map { "\($0.stepID) \($0.status.rawValue)" } == ["go succeeded"])
         #expect(try SQLiteWorkflowStore.run(id: "ended", reader: reader)?.run.status == .succeeded, "a finished run was made again")
         #expect(try SQLiteWorkflowStore.run(id: "bare", reader: reader) == nil, "a run was made without its definition")
+        let later = try SQLiteWorkflowStore.run(id: "later", reader: reader)
+        #expect(later?.run.status == .succeeded && later?.steps.map(\.status) == [.succeeded], "\(String(describing: later))")
     }
 
     @Test func aJournalLineOfAWorkflowChangeIsReadBackWhole() throws {

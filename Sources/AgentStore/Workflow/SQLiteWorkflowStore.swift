@@ -42,10 +42,11 @@ package final class SQLiteWorkflowStore: WorkflowStore {
     }
 
     package func prune(endedBefore: Double?, keeping: Int?) async throws -> Int {
-        // While the run journal is pinned, its lines may name runs written since (RunJournal.isPinned).
-        if store.runJournal.isPinned { return 0 }
-        return try await SQLiteRunStore.offThread { [store] in
-            try store.withWriter { db in try Self.prune(before: endedBefore, keeping: keeping, in: db) }
+        try await SQLiteRunStore.offThread { [store] in
+            try store.withWriter { db in
+                // Read on the writer, where the journal is pinned (see RunJournal.keepsRunsFromPruning).
+                store.runJournal.keepsRunsFromPruning ? 0 : try Self.prune(before: endedBefore, keeping: keeping, in: db)
+            }
         }
     }
 

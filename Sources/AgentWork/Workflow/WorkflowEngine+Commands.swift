@@ -100,14 +100,7 @@ extension WorkflowEngine {
         .notFound("no workflow run \(id); `agent-control workflow runs` lists them")
     }
 
-    /// `workflow_cancel`: an unfinished run.
-    /// The answer to a person's change the engine made in memory but the store neither wrote
-    /// nor kept: `done` happened, and a kill before the store writes again makes `undone` so.
-    nonisolated static func notKept(_ done: String, undone: String, advice: String = "") -> CommandError {
-        .unavailable("\(done), but the store cannot write now and had no room left to keep it: if the agent is killed before the store writes again, \(undone). `agent-control status` (store.degraded) says why\(advice)")
-    }
-
-    /// Answered once the cancel is committed; refused, as a signal is, while the store could not
+    /// `workflow_cancel`: an unfinished run. Answered once the cancel is committed; refused, as a signal is, while the store could not
     /// keep it (see ``WorkflowStore/keepsChangesNow``).
     package func cancelRun(_ id: String, by caller: CommandCaller, respond: @escaping (Result<WorkflowShowAnswer, CommandError>) -> Void) {
         if live[id] != nil, store?.keepsChangesNow == false { return respond(.failure(TaskCoordinator.storeError("cancel was not done"))) }
@@ -117,7 +110,7 @@ extension WorkflowEngine {
         }
         afterCommit(id) { kept in
             guard kept else {
-                return respond(.failure(Self.notKept("the run \(id) was cancelled", undone: "the run resumes at the next start")))
+                return respond(.failure(TaskCoordinator.notKept("the run \(id) was cancelled", undone: "the run resumes at the next start")))
             }
             respond(.success(WorkflowShowAnswer(run)))
         }
@@ -149,7 +142,7 @@ extension WorkflowEngine {
         case .success(let record):
             afterCommit(request.id) { kept in
                 guard kept else {
-                    return respond(.failure(Self.notKept("the run \(request.id) took the decision on \(request.step)", undone: "the step waits for a decision again")))
+                    return respond(.failure(TaskCoordinator.notKept("the run \(request.id) took the decision on \(request.step)", undone: "the step waits for a decision again")))
                 }
                 respond(.success(WorkflowStepAnswer(step: record.json)))
             }

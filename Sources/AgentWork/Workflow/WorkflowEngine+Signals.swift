@@ -59,7 +59,7 @@ extension WorkflowEngine {
         afterCommit(id) { kept in
             guard kept else {
                 // Taken in memory: sent again, it would be a second signal.
-                return respond(.failure(Self.notKept("the run \(id) took the signal \"\(signal.name)\"", undone: "the run goes back to before it", advice: "; do not send it again")))
+                return respond(.failure(TaskCoordinator.notKept("the run \(id) took the signal \"\(signal.name)\"", undone: "the run goes back to before it", advice: "; do not send it again")))
             }
             respond(.success(answer))
         }

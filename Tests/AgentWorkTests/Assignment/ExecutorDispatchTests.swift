@@ -43,6 +43,13 @@ import Testing
 
     static func json<Answer: Encodable>(_ answer: Answer) -> JSONValue { json(Result<Answer, CommandError>.success(answer)) }
 
+    /// A person's answer as the fronts send it (without a store it is answered at once).
+    @LoopActor static func finished(_ tasks: TaskCoordinator, _ id: String, _ answer: TaskCoordinator.PersonOutcome, caller: CommandCaller) -> JSONValue {
+        var result: Result<TaskRunAnswer, CommandError>?
+        tasks.personFinished(id, answer, caller: caller) { result = $0 }
+        return result.map(json) ?? .null
+    }
+
     static func task(_ name: String, concurrent: Int = 100, retries: TaskDefinition.RetryPolicy = .init(), require: [String: String] = [:]) -> TaskDefinition {
         var task = TaskDefinition(name: name, type: "command", retries: retries, maxConcurrent: concurrent, command: .init(arguments: ["/bin/true"]))
         task.require = require
@@ -193,11 +200,11 @@ import Testing
             #expect(tasks.knownRun(run.id)?.status == .running)
             #expect(tasks.assignments(executor: nil, user: "alice").map { $0["id"] } == [.string(run.id)])
             let bob = CommandCaller(front: "http", user: "bob")
-            #expect(Self.json(tasks.personFinished(run.id, .completed(["approved": true]), caller: bob))["code"] == "forbidden")
+            #expect(Self.finished(tasks, run.id, .completed(["approved": true]), caller: bob)["code"] == "forbidden")
             let alice = CommandCaller(front: "dashboard", user: "alice")
-            let refused = Self.json(tasks.personFinished(run.id, .completed(["approved": "yes"]), caller: alice))
+            let refused = Self.finished(tasks, run.id, .completed(["approved": "yes"]), caller: alice)
             #expect(refused["pointer"] == "/output/approved")
-            let done = Self.json(tasks.personFinished(run.id, .completed(["approved": true]), caller: alice))
+            let done = Self.finished(tasks, run.id, .completed(["approved": true]), caller: alice)
             #expect(done["run"]?["status"] == "succeeded")
             #expect(tasks.knownRun(run.id)?.output == ["approved": true])
         }
@@ -237,13 +244,13 @@ import Testing
             }
             #expect(tasks.assignments(executor: nil, user: "bob").isEmpty == true)
             let bob = CommandCaller(front: "http", user: "bob")
-            let refused = Self.json(tasks.personFinished(runs[0].id, .completed([:]), caller: bob))
+            let refused = Self.finished(tasks, runs[0].id, .completed([:]), caller: bob)
             #expect(refused["code"] == "forbidden")
             #expect(refused["error"]?.stringValue?.contains(#"a user with the role "admin" (alice, carol)"#) == true, "\(String(describing: refused))")
             let carol = CommandCaller(front: "dashboard", user: "carol")
-            #expect(Self.json(tasks.personFinished(runs[0].id, .completed(["ok": true]), caller: carol))["run"]?["status"] == "succeeded")
+            #expect(Self.finished(tasks, runs[0].id, .completed(["ok": true]), caller: carol)["run"]?["status"] == "succeeded")
             let alice = CommandCaller(front: "http", user: "alice")
-            let failed = Self.json(tasks.personFinished(runs[1].id, .failed("not today"), caller: alice))
+            let failed = Self.finished(tasks, runs[1].id, .failed("not today"), caller: alice)
             #expect(failed["run"]?["status"] == "failed")
             #expect(tasks.knownRun(runs[1].id)?.error == "alice: not today")
             #expect(tasks.describe(0)["people"] == ["alice", "carol"])

@@ -32,7 +32,7 @@ package enum TaskCompleteCommand: @preconcurrency AgentCommand {
 
     @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
-        respond(host.personFinished(request.id, .completed(request.output ?? .object([:])), caller: caller))
+        host.personFinished(request.id, .completed(request.output ?? .object([:])), caller: caller, respond: respond)
     }
 }
 

@@ -32,6 +32,6 @@ package enum TaskFailCommand: @preconcurrency AgentCommand {
 
     @LoopActor package static func run(_ request: Request, on host: TaskCoordinator, caller: CommandCaller,
                            respond: @escaping (Result<TaskRunAnswer, CommandError>) -> Void) {
-        respond(host.personFinished(request.id, .failed(request.error), caller: caller))
+        host.personFinished(request.id, .failed(request.error), caller: caller, respond: respond)
     }
 }
