@@ -226,6 +226,11 @@ import Testing
         }, "\(agent.transcript)")
         let afterID = try #require(after)
         #expect(WorkflowAgent.wait(timeout: 60) { Self.workflowEnd(of: afterID, in: disk + "/agent.sqlite") != nil }, "\(agent.transcript)")
+        // The running agent shows the step's task run, which the store could not write (it was
+        // answered "no run": a flush through was taken for a write).
+        let stepRun = ((try? control(["workflow", "show", afterID]))??["steps"] as? [[String: Any]])?.first?["task_run"] as? String
+        let shownRunning = stepRun.flatMap { (try? control(["task", "show", $0])) ?? nil }
+        #expect(shownRunning?["status"] as? String == "succeeded", "\(String(describing: stepRun)): \(String(describing: shownRunning))")
         #expect(agent.stop(signal: SIGKILL) != nil)
 
         try tmpfs.free()
