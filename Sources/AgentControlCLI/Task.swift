@@ -292,7 +292,7 @@ struct TaskRerun: ParsableCommand {
 struct TaskCancel: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel", abstract: "Cancel a queued, retrying or running run (a running one's whole process tree is killed).",
-        discussion: "Refused (unavailable) while the store can neither write the run's end nor keep it in its run journal (a full disk): a kill would have the run go on.")
+        discussion: "Answered once the run's end is written, or kept in the store's run journal (a full disk); refused (unavailable) while the store could do neither, and answered unavailable when it did neither: a kill would have the run go on.")
 
     @Argument(help: "The run's id.")
     var id: String

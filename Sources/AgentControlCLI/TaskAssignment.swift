@@ -96,7 +96,7 @@ struct TaskAssignments: ParsableCommand {
 struct TaskComplete: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "complete", abstract: "Complete a run that waits for a person, with its output (checked against the task's output schema).",
-        discussion: "Refused (unavailable) while the store can neither write the run's end nor keep it in its run journal (a full disk): a kill would have the run wait again.")
+        discussion: "Answered once the run's end is written, or kept in the store's run journal (a full disk); refused (unavailable) while the store could do neither, and answered unavailable when it did neither: a kill would have the run wait again.")
 
     @Argument(help: "The run's id.")
     var id: String
