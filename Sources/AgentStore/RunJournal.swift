@@ -291,7 +291,8 @@ package final class RunJournal: Sendable {
 
     /// The store gave up changes of runs as invalid (a journaled run's first record may be
     /// among them): no mark is written after it, so that the next open writes what the store
-    /// lacks, and requests wait for the store until then.
+    /// lacks, requests wait for the store until then, and runs are not pruned
+    /// (``keepsRunsFromPruning``).
     package func pin() {
         let first = state.withLock { state -> Bool in
             defer { state.pinned = true }
