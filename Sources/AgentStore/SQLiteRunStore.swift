@@ -67,7 +67,10 @@ package final class SQLiteRunStore: RunStore {
     }
 
     package func list(_ filter: RunFilter) async throws -> RunListPage<TaskRun> {
-        try await Self.offThread { [reader] in try Self.list(filter, reader: reader) }
+        let journal = journalWhileUnwritten
+        return try await Self.offThread { [reader] in
+            try journal.map { try Self.list(filter, reader: reader, journal: $0) } ?? Self.list(filter, reader: reader)
+        }
     }
 
     /// The runs `filter` picks, newest first, read on the caller's thread (already off the
@@ -109,7 +112,10 @@ package final class SQLiteRunStore: RunStore {
     }
 
     package func run(id: String) async throws -> TaskRun? {
-        try await Self.offThread { [reader] in try Self.readRun(id: id, reader: reader) }
+        let journal = journalWhileUnwritten
+        return try await Self.offThread { [reader] in
+            try journal.map { try Self.readRun(id: id, reader: reader, journal: $0) } ?? Self.readRun(id: id, reader: reader)
+        }
     }
 
     /// One run, read on the caller's thread (already off the loop).
@@ -122,7 +128,10 @@ package final class SQLiteRunStore: RunStore {
     }
 
     package func attempts(of runID: String) async throws -> [TaskAttempt] {
-        try await Self.offThread { [reader] in try Self.readAttempts(of: runID, reader: reader) }
+        let journal = journalWhileUnwritten
+        return try await Self.offThread { [reader] in
+            try journal.map { try Self.readAttempts(of: runID, reader: reader, journal: $0) } ?? Self.readAttempts(of: runID, reader: reader)
+        }
     }
 
     /// The attempts of one run, read on the caller's thread (already off the loop).

@@ -8,25 +8,16 @@ extension StoreReader {
     /// With the runs a crash left in the run journal (newest, so first), and their records
     /// there rather than the store's older ones: the agent writes them to the store at its next start.
     package func runs(_ filter: RunFilter) throws -> RunListPage<TaskRun> {
-        let unwritten = try RunJournal.unwritten(path: RunJournal.path(for: path), reader: database)
-        let newer = Set(unwritten.map(\.id))
-        let journaled = unwritten.reversed().filter(filter.matches)
-        let listed = try SQLiteRunStore.list(filter, reader: database)
-        let stored = listed.runs.filter { !newer.contains($0.run.id) }
-        return RunListPage(Array((journaled.map { ListedRun($0) } + stored).prefix(max(filter.limit, 0))), cut: listed.cut)
+        try SQLiteRunStore.list(filter, reader: database, journal: RunJournal.path(for: path))
     }
 
     package func run(id: String) throws -> TaskRun? {
-        try RunJournal.unwritten(path: RunJournal.path(for: path), reader: database).first { $0.id == id }
-            ?? SQLiteRunStore.readRun(id: id, reader: database)
+        try SQLiteRunStore.readRun(id: id, reader: database, journal: RunJournal.path(for: path))
     }
 
     /// With the attempts' records the run journal holds (their ends on a full disk).
     package func attempts(of runID: String) throws -> [TaskAttempt] {
-        let journaled = try RunJournal.unwrittenAttempts(of: runID, path: RunJournal.path(for: path), reader: database)
-        let numbers = Set(journaled.map(\.number))
-        return (try SQLiteRunStore.readAttempts(of: runID, reader: database).filter { !numbers.contains($0.number) } + journaled)
-            .sorted { $0.number < $1.number }
+        try SQLiteRunStore.readAttempts(of: runID, reader: database, journal: RunJournal.path(for: path))
     }
 
     /// With the records the run journal holds of the runs listed (their changes on a full

@@ -179,6 +179,11 @@ import Testing
         runs.record(run)
         #expect(WorkflowAgent.wait(timeout: 60) { store.statistics.retained >= 1 }, "the end was not kept: \(store.statistics)")
         #expect(store.statistics.degraded?.contains("full") == true, "\(store.statistics)")
+        // The running agent reads the end from the journal, not the store's older record (one
+        // memory let go of was shown still running).
+        #expect(try await runs.run(id: "r-1")?.status == .succeeded)
+        #expect(try await runs.list(RunFilter()).runs.map { "\($0.run.id) \($0.run.status.rawValue)" } == ["r-1 succeeded"])
+        #expect(try await runs.attempts(of: "r-1").map(\.status) == [.succeeded])
         // Whatever fills the disk again before the store tries again takes none of the room.
         #expect(disk.fill() > 0)
         // Stopped with the disk still full: the database never got the end.
