@@ -81,9 +81,7 @@ import Testing
          "tasks": {"once": {"type": "command", "command": ["/bin/sh", "-c", "echo $AGENT_TASK_ATTEMPT >> \(ledger); while [ ! -e \(go) ]; do sleep 0.05; done"]}}}
         """
         let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
-        let control = { (arguments: [String]) throws -> [String: Any]? in
-            try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", arguments + ["--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
-        }
+        let control = { (arguments: [String]) throws -> [String: Any]? in try Self.control(agent, arguments) }
         var started: String?
         #expect(WorkflowAgent.wait(timeout: 60) { started = (try? control(["task", "run", "once"]))??["id"] as? String; return started != nil }, "\(agent.transcript)")
         let runID = try #require(started)
@@ -105,6 +103,25 @@ import Testing
         #expect(WorkflowAgent.wait(timeout: 60) { shown = try? control(["task", "show", runID]); return shown?["status"] != nil }, "\(again.transcript)")
         #expect(shown?["status"] as? String == "succeeded" && shown?["attempt"] as? Int == 1, "\(String(describing: shown))")
         #expect((try? String(contentsOfFile: ledger, encoding: .utf8)) == "1\n", "the run ran again")
+    }
+
+    /// `agent-control ARGUMENTS --json` for `agent`'s settings, its answer.
+    static func control(_ agent: AgentRun, _ arguments: [String]) throws -> [String: Any]? {
+        try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", arguments + ["--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
+    }
+
+    /// A run of workflow "gate" of `agent`, once it waits for its signal and the room the
+    /// journal's changes go to is kept (before the disk fills): its id.
+    static func gateWaiting(_ agent: AgentRun, disk: String) throws -> String {
+        var started: String?
+        #expect(WorkflowAgent.wait(timeout: 60) { started = (try? control(agent, ["workflow", "run", "gate"]))??["id"] as? String; return started != nil }, "\(agent.transcript)")
+        let runID = try #require(started)
+        #expect(WorkflowAgent.wait(timeout: 60) {
+            ((try? control(agent, ["workflow", "show", runID]))??["run"] as? [String: Any])?["status"] as? String == "waiting"
+        }, "\(agent.transcript)")
+        let room = disk + "/agent.sqlite-room"
+        #expect(WorkflowAgent.wait(timeout: 60) { ((try? FileManager.default.attributesOfItem(atPath: room))?[.size] as? Int ?? 0) > 0 }, "\(agent.transcript)")
+        return runID
     }
 
     /// Where a workflow run's end is kept: "journal" (a change line of the run journal beside
@@ -142,16 +159,8 @@ import Testing
          "workflows": {"gate": {"steps": [{"id": "wait", "wait_signal": {"name": "go"}}, {"id": "after", "task": "mark"}]}}}
         """
         let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
-        let control = { (arguments: [String]) throws -> [String: Any]? in
-            try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", arguments + ["--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
-        }
-        var started: String?
-        #expect(WorkflowAgent.wait(timeout: 60) { started = (try? control(["workflow", "run", "gate"]))??["id"] as? String; return started != nil }, "\(agent.transcript)")
-        let runID = try #require(started)
-        #expect(WorkflowAgent.wait(timeout: 60) { ((try? control(["workflow", "show", runID]))??["run"] as? [String: Any])?["status"] as? String == "waiting" }, "\(agent.transcript)")
-        // The room the journal's changes go to is kept before the disk fills.
-        let room = disk + "/agent.sqlite-room"
-        #expect(WorkflowAgent.wait(timeout: 60) { ((try? FileManager.default.attributesOfItem(atPath: room))?[.size] as? Int ?? 0) > 0 }, "\(agent.transcript)")
+        let control = { (arguments: [String]) throws -> [String: Any]? in try Self.control(agent, arguments) }
+        let runID = try Self.gateWaiting(agent, disk: disk)
 
         #expect(tmpfs.fill() > 0)
         let signalled = try runProgram("agent-control", ["workflow", "signal", runID, "go", "--settings", agent.settingsFile])
@@ -202,16 +211,9 @@ import Testing
                        "after": {"on_event": {"type": "disk.go"}, "steps": [{"id": "mark", "task": "mark"}]}}}
         """
         let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
-        let control = { (arguments: [String]) throws -> [String: Any]? in
-            try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", arguments + ["--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
-        }
+        let control = { (arguments: [String]) throws -> [String: Any]? in try Self.control(agent, arguments) }
         let status = { (id: String) -> String? in ((try? control(["workflow", "show", id]))??["run"] as? [String: Any])?["status"] as? String }
-        var started: String?
-        #expect(WorkflowAgent.wait(timeout: 60) { started = (try? control(["workflow", "run", "gate"]))??["id"] as? String; return started != nil }, "\(agent.transcript)")
-        let gate = try #require(started)
-        #expect(WorkflowAgent.wait(timeout: 60) { status(gate) == "waiting" }, "\(agent.transcript)")
-        let room = disk + "/agent.sqlite-room"
-        #expect(WorkflowAgent.wait(timeout: 60) { ((try? FileManager.default.attributesOfItem(atPath: room))?[.size] as? Int ?? 0) > 0 }, "\(agent.transcript)")
+        let gate = try Self.gateWaiting(agent, disk: disk)
 
         #expect(tmpfs.fill() > 0)
         let signalled = try runProgram("agent-control", ["workflow", "signal", gate, "go", "--settings", agent.settingsFile])
@@ -340,9 +342,7 @@ import Testing
         """
         let agent = try AgentRun(settings: settings, arguments: ["--no-build", "--quiet"], directory: directory)
         defer { _ = agent.stop() }
-        let control = { (arguments: [String]) throws -> [String: Any]? in
-            try JSONSerialization.jsonObject(with: Data(runProgram("agent-control", arguments + ["--json", "--settings", agent.settingsFile]).stdout.utf8)) as? [String: Any]
-        }
+        let control = { (arguments: [String]) throws -> [String: Any]? in try Self.control(agent, arguments) }
         var started: String?
         #expect(WorkflowAgent.wait(timeout: 60) { started = (try? control(["workflow", "run", "gate"]))??["id"] as? String; return started != nil }, "\(agent.transcript)")
         let runID = try #require(started)
