@@ -211,7 +211,6 @@ extension TaskCoordinator {
         return adding > 0 && heldInputBytes + pendingInputBytes + adding > heldInputLimit
     }
 
-    /// The refusal of a request the store could not make durable (HTTP 503 with `Retry-After`).
     /// The answer to a person's change made in memory that the store neither wrote nor kept
     /// (its run journal had no room left): `done` happened, and a kill before the store writes
     /// again makes `undone` so.
@@ -228,6 +227,7 @@ extension TaskCoordinator {
         store.whenKept(id) { kept in inbox.post { owned.value(kept) } }
     }
 
+    /// The refusal of a request the store could not make durable (HTTP 503 with `Retry-After`).
     nonisolated package static func storeError(_ outcome: String) -> CommandError {
         .unavailable("the store cannot write now, so the \(outcome): `agent-control status` (store.degraded) and the agent's log say why and what to do; try again once it writes again (it retries every 5 s, but a store whose file was removed needs a restart)",
                      retryAfter: 5)
