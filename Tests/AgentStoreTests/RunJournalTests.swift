@@ -141,18 +141,26 @@ import Testing
     @Test func runsAreNotPrunedWhileTheJournalIsPinned() async throws {
         let folder = TestPaths.temporaryDirectory("run-journal-pinned")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let store = try Self.store(folder)
+        // Retention keeps one finished run: the other two would go at its pass.
+        var settings = StoreSettings()
+        settings.commitInterval = 600
+        settings.maximumRuns = 1
+        let store = try AgentStore(path: folder + "/agent.sqlite", settings: settings, logger: Logger(label: "test"))
         defer { store.close() }
         let runs = try SQLiteRunStore(store: store)
-        var ended = TaskRun(id: "ended", task: "t", requestedBy: .cli)
-        #expect(runs.journalNew(ended))
-        ended.status = .succeeded
-        ended.endedAt = Date().timeIntervalSince1970 - 100
-        runs.record(ended)
-        Self.waitWritten(store)
         store.runJournal.pin()
+        for id in ["ended-1", "ended-2", "ended-3"] {
+            var ended = TaskRun(id: id, task: "t", requestedBy: .cli)
+            ended.status = .succeeded
+            ended.endedAt = Date().timeIntervalSince1970 - 100
+            runs.record(ended)
+        }
+        Self.waitWritten(store)
+        // The retention's pass (run here rather than waited for) and `task prune`.
+        var warned = false
+        #expect(store.enforceRetention(sizeWarned: &warned))
         #expect(try await runs.prune(endedBefore: Date().timeIntervalSince1970, keeping: nil) == 0)
-        #expect(try await runs.run(id: "ended") != nil, "pruned while the journal was pinned")
+        #expect(try await runs.list(RunFilter()).runs.count == 3, "pruned while the journal was pinned")
     }
 
     @Test func anOpenWritesOnlyLinesPastTheMarkOfRunsTheStoreLacksAndSkipsALineCutShort() throws {
