@@ -90,8 +90,9 @@ import Testing
         #expect(tmpfs.fill() > 0)
         #expect(FileManager.default.createFile(atPath: go, contents: nil))
         #expect(WorkflowAgent.wait(timeout: 60) { (try? control(["task", "show", runID]))??["status"] as? String == "succeeded" }, "\(agent.transcript)")
-        #expect(WorkflowAgent.wait(timeout: 60) { ((try? control(["status"]))??["store"] as? [String: Any])?["retained"] as? Int ?? 0 >= 1 },
-                "\(agent.transcript)")
+        // Its end is in the journal (its room), or in the database should SQLite write it into
+        // space its files have (a CI run's did, never failing): killed only then.
+        #expect(WorkflowAgent.wait(timeout: 60) { Self.end(ofTaskRun: runID, in: disk + "/agent.sqlite") != nil }, "\(agent.transcript)")
         #expect(agent.stop(signal: SIGKILL) != nil)
 
         try tmpfs.free()
@@ -127,21 +128,37 @@ import Testing
     /// Where a workflow run's end is kept: "journal" (a change line of the run journal beside
     /// `database`) or "database"; nil while neither has it.
     static func workflowEnd(of runID: String, in database: String) -> String? {
-        // The journal's lines, and those of the room kept beside it (up to its zeros).
+        let journaled = journalLines(beside: database).contains { object in
+            let runs = (object["workflow"] as? [String: Any])?["runs"] as? [[String: Any]] ?? []
+            return runs.contains { $0["id"] as? String == runID && $0["status"] as? String == "succeeded" }
+        }
+        return journaled ? "journal" : status(of: runID, in: "workflow_runs", database) == "succeeded" ? "database" : nil
+    }
+
+    /// Where a task run's end is kept, as ``workflowEnd(of:in:)`` says a workflow run's.
+    static func end(ofTaskRun runID: String, in database: String) -> String? {
+        let journaled = journalLines(beside: database).contains { object in
+            let run = object["run"] as? [String: Any]
+            return run?["id"] as? String == runID && run?["status"] as? String == "succeeded"
+        }
+        return journaled ? "journal" : status(of: runID, in: "task_runs", database) == "succeeded" ? "database" : nil
+    }
+
+    /// The lines of the run journal beside `database`, and of the room kept beside it (up to its zeros).
+    static func journalLines(beside database: String) -> [[String: Any]] {
         let room = (try? Data(contentsOf: URL(fileURLWithPath: database + "-room"))) ?? Data()
         let journal = ((try? String(contentsOfFile: database + "-newruns", encoding: .utf8)) ?? "")
             + String(decoding: room.prefix { $0 != 0 }, as: UTF8.self)
-        for line in journal.split(separator: "\n") {
-            let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
-            let runs = (object?["workflow"] as? [String: Any])?["runs"] as? [[String: Any]] ?? []
-            if runs.contains(where: { $0["id"] as? String == runID && $0["status"] as? String == "succeeded" }) { return "journal" }
-        }
+        return journal.split(separator: "\n").compactMap { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] }
+    }
+
+    /// The status `database` has of run `runID` in `table`.
+    static func status(of runID: String, in table: String, _ database: String) -> String? {
         var configuration = Configuration()
         configuration.readonly = true
-        let status = try? DatabaseQueue(path: database, configuration: configuration).read {
-            try String.fetchOne($0, sql: "SELECT status FROM workflow_runs WHERE id = ?", arguments: [runID])
+        return try? DatabaseQueue(path: database, configuration: configuration).read {
+            try String.fetchOne($0, sql: "SELECT status FROM \(table) WHERE id = ?", arguments: [runID])
         }
-        return status == "succeeded" ? "database" : nil
     }
 
     /// A signal answered while the disk was full released its `wait_signal` step in memory
