@@ -170,8 +170,8 @@ extension RunJournal {
     /// on (queued, running, waiting to retry, ended). A run that ended is never changed again (a
     /// rerun is a new run). One the store lacks was begun while the disk was full (a workflow
     /// step's run, an event's): its first record was a change too, and makes it. (A line past
-    /// the mark was never written, so its run was never pruned: while the journal is pinned,
-    /// and lines past the mark may have been, retention leaves runs alone.)
+    /// the mark was never written, so its run was never pruned; where lines past the mark may
+    /// have been written, runs are not pruned: ``keepsRunsFromPruning``.)
     static func isNewer(_ run: TaskRun, than stored: TaskRun?) -> Bool {
         guard let stored else { return true }
         func rank(_ run: TaskRun) -> (Int, Int) {
